@@ -1,0 +1,18 @@
+# strata_module(NAME SOURCES ... DEPS ... TESTS ...)
+# Declares a module library `strata_<NAME>`. Sources include each other as
+# "<module>/<file>.h" from src/. DEPS lists the modules (and external targets)
+# it may depend on; tests are collected into the single unit-test binary.
+function(strata_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS;TESTS" ${ARGN})
+  add_library(strata_${name} STATIC ${M_SOURCES})
+  target_include_directories(strata_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(strata_${name} PUBLIC ${M_DEPS})
+  foreach(t ${M_TESTS})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${t})
+      set_property(GLOBAL APPEND PROPERTY STRATA_TEST_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${t})
+    else()
+      message(WARNING "strata_${name}: test file ${t} is missing")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY STRATA_TEST_LIBS strata_${name})
+endfunction()

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages strata needs to build, run and test.
+# Idempotent: skips apt entirely when everything is already present.
+set -euo pipefail
+BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libssl-dev librocksdb-dev libpugixml-dev libgtest-dev)
+TEST_PKGS=(awscli python3-boto3 rclone s3cmd curl)
+want=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,130 @@
+// Status and Result<T>: the error values every module boundary returns.
+// The OK path carries no allocation. Codes are canonical and few; S3 error
+// codes live only in s3/errors, the KV protocol maps these to one byte.
+#pragma once
+
+#include <cassert>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace strata {
+
+enum class Code : unsigned char {
+  kOk = 0,
+  kNotFound,
+  kAlreadyExists,
+  kInvalidArgument,
+  kPreconditionFailed,
+  kCorruption,
+  kIOError,
+  kUnavailable,
+  kResourceExhausted,  // disk full, quota, too large
+  kPermissionDenied,
+  kOutOfRange,
+  kNotImplemented,
+  kDeadlineExceeded,
+  kAborted,  // the peer went away / request cut short
+  kInternal,
+};
+
+std::string_view CodeName(Code code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string_view message)
+      : rep_(code == Code::kOk ? nullptr : std::make_shared<Rep>(Rep{code, std::string(message)})) {}
+
+  static Status OK() { return Status(); }
+
+  bool ok() const { return rep_ == nullptr; }
+  Code code() const { return rep_ ? rep_->code : Code::kOk; }
+  const std::string& message() const;
+  // Returns a copy with `context: ` prepended to the message (3FS-style wrapping).
+  Status WithContext(std::string_view context) const;
+  std::string ToString() const;
+  void IgnoreError() const {}
+
+ private:
+  struct Rep {
+    Code code;
+    std::string message;
+  };
+  std::shared_ptr<const Rep> rep_;
+};
+
+inline Status NotFound(std::string_view m) { return Status(Code::kNotFound, m); }
+inline Status AlreadyExists(std::string_view m) { return Status(Code::kAlreadyExists, m); }
+inline Status InvalidArgument(std::string_view m) { return Status(Code::kInvalidArgument, m); }
+inline Status PreconditionFailed(std::string_view m) {
+  return Status(Code::kPreconditionFailed, m);
+}
+inline Status Corruption(std::string_view m) { return Status(Code::kCorruption, m); }
+inline Status IOError(std::string_view m) { return Status(Code::kIOError, m); }
+inline Status Unavailable(std::string_view m) { return Status(Code::kUnavailable, m); }
+inline Status ResourceExhausted(std::string_view m) { return Status(Code::kResourceExhausted, m); }
+inline Status PermissionDenied(std::string_view m) { return Status(Code::kPermissionDenied, m); }
+inline Status OutOfRange(std::string_view m) { return Status(Code::kOutOfRange, m); }
+inline Status NotImplemented(std::string_view m) { return Status(Code::kNotImplemented, m); }
+inline Status DeadlineExceeded(std::string_view m) { return Status(Code::kDeadlineExceeded, m); }
+inline Status Aborted(std::string_view m) { return Status(Code::kAborted, m); }
+inline Status Internal(std::string_view m) { return Status(Code::kInternal, m); }
+
+// Maps an errno value to a Status (ENOENT -> NotFound, ENOSPC -> ResourceExhausted, ...).
+Status ErrnoStatus(int err, std::string_view context);
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {  // NOLINT
+    assert(!std::get<Status>(v_).ok() && "Result built from an OK status");
+  }
+
+  bool ok() const { return v_.index() == 1; }
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<Status, T> v_;
+};
+
+}  // namespace strata
+
+#define STRATA_CONCAT_INNER(a, b) a##b
+#define STRATA_CONCAT(a, b) STRATA_CONCAT_INNER(a, b)
+
+#define RETURN_IF_ERROR(expr)                  \
+  do {                                         \
+    ::strata::Status _st = (expr);             \
+    if (!_st.ok()) return _st;                 \
+  } while (0)
+
+#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                          \
+  if (!tmp.ok()) return tmp.status();         \
+  lhs = std::move(tmp).value()
+
+#define ASSIGN_OR_RETURN(lhs, expr) \
+  ASSIGN_OR_RETURN_IMPL(STRATA_CONCAT(_res_, __LINE__), lhs, expr)

@@ -1,0 +1,52 @@
+// An HTTP/1.1 request head as the S3 layer sees it, and the response writer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace strata::http {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+  std::string method;
+  std::string target;     // as sent: "/bucket/key?uploads"
+  std::string raw_path;   // target before '?', still percent-encoded
+  std::string raw_query;  // target after '?', still percent-encoded
+  Headers headers;        // names lowercased, in arrival order
+  std::optional<uint64_t> content_length;
+  bool chunked = false;   // Transfer-Encoding: chunked (decoded by the server)
+  std::string remote_addr;
+
+  // First value of a header (name lowercase), or nullptr.
+  const std::string* Header(std::string_view name) const;
+};
+
+// Writes one response. Start() once, then Write() the body bytes; the
+// body length must equal content_length. For HEAD, pass send_body=false.
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+  virtual Status Start(int status, const Headers& headers, uint64_t content_length,
+                       bool send_body = true) = 0;
+  virtual Status Write(std::string_view data) = 0;
+  virtual bool started() const = 0;
+  // Ask the server to close the connection after this response.
+  virtual void CloseAfterResponse() = 0;
+};
+
+// Errors the HTTP layer detects before the request reaches a handler.
+enum class ProtocolError {
+  kMalformed,          // unparseable request line/headers
+  kHeaderTooLarge,     // header section above the limit
+  kTimeout,            // client stalled while sending the head
+  kUnsupportedMethod,  // or unsupported transfer-coding, version
+};
+
+}  // namespace strata::http

@@ -1,0 +1,43 @@
+// The HTTP/1.1 server. One network thread accepts connections and parks idle
+// keep-alive connections on epoll (asio); when a request head starts to
+// arrive the connection is handed to a bounded worker pool, whose thread
+// parses the head (Boost.Beast), runs the handler (which may block on disk
+// and metadata), streams the body in and the response out with per-operation
+// timeouts, then parks the connection again. Disk and RocksDB work therefore
+// never runs on the network thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/byte_source.h"
+#include "common/status.h"
+#include "http/request.h"
+
+namespace strata::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 9000;  // 0 picks a free port
+  int worker_threads = 64;
+  size_t max_header_bytes = 64 * 1024;
+  int io_timeout_ms = 60 * 1000;  // one read/write making no progress
+};
+
+// Handles one request. `body` yields the decoded body (Content-Length or
+// chunked); reading it sends `100 Continue` first when the client asked.
+using Handler = std::function<void(const Request&, ByteSource& body, ResponseWriter&)>;
+// Renders the response for a request the server could not parse.
+using ErrorRenderer = std::function<void(ProtocolError, ResponseWriter&)>;
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> Start(ServerOptions options, Handler handler,
+                                               ErrorRenderer on_error);
+  virtual ~Server() = default;
+  virtual int port() const = 0;
+  virtual void Stop() = 0;  // stops accepting, waits for workers
+};
+
+}  // namespace strata::http

@@ -1,0 +1,78 @@
+#include "http/timed_stream.h"
+
+#include <sys/socket.h>
+
+namespace strata::http {
+
+bool TimedStream::Wait(short events, boost::system::error_code& ec) {
+  pollfd p{fd_, events, 0};
+  while (true) {
+    int r = ::poll(&p, 1, timeout_ms_);
+    if (r > 0) return true;
+    if (r == 0) {
+      ec = boost::asio::error::timed_out;
+      return false;
+    }
+    if (errno != EINTR) {
+      ec = boost::system::error_code(errno, boost::system::system_category());
+      return false;
+    }
+  }
+}
+
+size_t TimedStream::Recv(void* data, size_t size, boost::system::error_code& ec) {
+  while (true) {
+    ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
+    if (n > 0) {
+      ec = {};
+      return static_cast<size_t>(n);
+    }
+    if (n == 0) {
+      ec = boost::asio::error::eof;
+      return 0;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = boost::system::error_code(errno, boost::system::system_category());
+      return 0;
+    }
+    if (!Wait(POLLIN, ec)) return 0;
+  }
+}
+
+bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec) {
+  while (count > 0) {
+    if (iov->iov_len == 0) {
+      ++iov;
+      --count;
+      continue;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = count;
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        ec = boost::system::error_code(errno, boost::system::system_category());
+        return false;
+      }
+      if (!Wait(POLLOUT, ec)) return false;
+      continue;
+    }
+    size_t left = static_cast<size_t>(n);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  ec = {};
+  return true;
+}
+
+}  // namespace strata::http

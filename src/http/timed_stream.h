@@ -1,0 +1,51 @@
+// A blocking stream over a connected socket fd where every read or write
+// waits at most timeout_ms for progress (poll), so a stalled client cannot
+// pin a worker thread forever. Models Beast's SyncReadStream.
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/system/error_code.hpp>
+#include <cerrno>
+
+namespace strata::http {
+
+class TimedStream {
+ public:
+  TimedStream(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
+    for (auto it = boost::asio::buffer_sequence_begin(buffers);
+         it != boost::asio::buffer_sequence_end(buffers); ++it) {
+      boost::asio::mutable_buffer b = *it;
+      if (b.size() > 0) return Recv(b.data(), b.size(), ec);
+    }
+    ec = {};
+    return 0;
+  }
+
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers) {
+    boost::system::error_code ec;
+    size_t n = read_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+
+  // Sends every byte of the iovecs; false with ec set on error/timeout.
+  bool SendAll(iovec* iov, int count, boost::system::error_code& ec);
+
+ private:
+  size_t Recv(void* data, size_t size, boost::system::error_code& ec);
+  bool Wait(short events, boost::system::error_code& ec);
+
+  int fd_;
+  int timeout_ms_;
+};
+
+}  // namespace strata::http

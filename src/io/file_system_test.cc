@@ -1,0 +1,306 @@
+#include "io/file_system.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "io/fault_fs.h"
+#include "io/mem_fs.h"
+
+namespace strata::io {
+namespace {
+
+// Writes `data` to `path` and syncs it; asserts every step.
+void WriteFile(FileSystem* fs, const std::string& path, std::string_view data) {
+  auto file = fs->NewWritableFile(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE((*file)->Append(data).ok());
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+}
+
+std::string ReadFile(FileSystem* fs, const std::string& path) {
+  auto file = fs->NewReadableFile(path);
+  if (!file.ok()) return "<" + file.status().ToString() + ">";
+  std::string out((*file)->Size(), '\0');
+  auto n = (*file)->ReadAt(0, out.data(), out.size());
+  if (!n.ok()) return "<" + n.status().ToString() + ">";
+  out.resize(*n);
+  return out;
+}
+
+// ---- Behaviour shared by every FileSystem ----
+
+class FileSystemTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "posix") {
+      char tmpl[] = "/tmp/strata_fs_test.XXXXXX";
+      ASSERT_NE(::mkdtemp(tmpl), nullptr);
+      root_ = tmpl;
+      fs_ = NewPosixFileSystem();
+    } else {
+      root_ = "/root";
+      fs_ = NewMemFileSystem();
+      ASSERT_TRUE(fs_->CreateDirs(root_).ok());
+    }
+  }
+  void TearDown() override {
+    if (GetParam() == "posix") std::filesystem::remove_all(root_);
+  }
+  std::string Path(const std::string& name) const { return root_ + "/" + name; }
+
+  std::string root_;
+  std::unique_ptr<FileSystem> fs_;
+};
+
+TEST_P(FileSystemTest, WriteThenRead) {
+  auto file = fs_->NewWritableFile(Path("f"));
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Append("hello").ok());
+  ASSERT_TRUE((*file)->Append(" world").ok());
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  EXPECT_EQ(*fs_->FileSize(Path("f")), 11u);
+
+  auto reader = fs_->NewReadableFile(Path("f"));
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->Size(), 11u);
+  char buf[32];
+  auto n = (*reader)->ReadAt(6, buf, sizeof(buf));  // asks past EOF: gets the tail
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(std::string(buf, *n), "world");
+  EXPECT_EQ(*(*reader)->ReadAt(11, buf, sizeof(buf)), 0u);  // exactly at EOF
+  EXPECT_EQ(*(*reader)->ReadAt(1000, buf, sizeof(buf)), 0u);
+}
+
+TEST_P(FileSystemTest, BinaryDataRoundTrips) {
+  std::string data;
+  for (int i = 0; i < 70000; ++i) data.push_back(static_cast<char>(i * 7));
+  WriteFile(fs_.get(), Path("bin"), data);
+  EXPECT_EQ(ReadFile(fs_.get(), Path("bin")), data);
+}
+
+TEST_P(FileSystemTest, NewWritableFileTruncates) {
+  WriteFile(fs_.get(), Path("f"), "long contents");
+  WriteFile(fs_.get(), Path("f"), "new");
+  EXPECT_EQ(ReadFile(fs_.get(), Path("f")), "new");
+}
+
+TEST_P(FileSystemTest, MissingThingsAreNotFound) {
+  EXPECT_EQ(fs_->NewReadableFile(Path("nope")).status().code(), Code::kNotFound);
+  EXPECT_EQ(fs_->FileSize(Path("nope")).status().code(), Code::kNotFound);
+  EXPECT_EQ(fs_->RemoveFile(Path("nope")).code(), Code::kNotFound);
+  EXPECT_EQ(fs_->Rename(Path("nope"), Path("x")).code(), Code::kNotFound);
+  EXPECT_EQ(fs_->ListDir(Path("nodir")).status().code(), Code::kNotFound);
+  EXPECT_EQ(fs_->NewWritableFile(Path("nodir/f")).status().code(), Code::kNotFound);
+  EXPECT_FALSE(fs_->FileExists(Path("nope")));
+}
+
+TEST_P(FileSystemTest, ErrorsNameThePath) {
+  Status st = fs_->RemoveFile(Path("nope"));
+  EXPECT_NE(st.message().find(Path("nope")), std::string::npos) << st.ToString();
+}
+
+TEST_P(FileSystemTest, RenameReplacesAtomically) {
+  WriteFile(fs_.get(), Path("a"), "old");
+  WriteFile(fs_.get(), Path("b"), "new");
+  ASSERT_TRUE(fs_->Rename(Path("b"), Path("a")).ok());
+  EXPECT_EQ(ReadFile(fs_.get(), Path("a")), "new");
+  EXPECT_FALSE(fs_->FileExists(Path("b")));
+}
+
+TEST_P(FileSystemTest, ListRemoveAndDirs) {
+  ASSERT_TRUE(fs_->CreateDirs(Path("x/y/z")).ok());
+  ASSERT_TRUE(fs_->CreateDirs(Path("x/y")).ok());  // already there: fine
+  WriteFile(fs_.get(), Path("f2"), "2");
+  WriteFile(fs_.get(), Path("f1"), "1");
+  WriteFile(fs_.get(), Path("x/y/z/deep"), "d");
+  EXPECT_EQ(*fs_->ListDir(root_), (std::vector<std::string>{"f1", "f2", "x"}));
+  EXPECT_EQ(*fs_->ListDir(Path("x/y/z")), (std::vector<std::string>{"deep"}));
+
+  ASSERT_TRUE(fs_->RemoveFile(Path("f1")).ok());
+  EXPECT_EQ(*fs_->ListDir(root_), (std::vector<std::string>{"f2", "x"}));
+  EXPECT_TRUE(fs_->FileExists(Path("x/y")));
+  EXPECT_TRUE(fs_->SyncDir(Path("x/y/z")).ok());
+  EXPECT_FALSE(fs_->CreateDirs(Path("f2/sub")).ok());  // a file is in the way
+}
+
+INSTANTIATE_TEST_SUITE_P(All, FileSystemTest, ::testing::Values("posix", "mem"),
+                         [](const auto& info) { return info.param; });
+
+TEST(PosixFileSystemTest, DiskFullIsResourceExhausted) {
+  // /dev/full fails every write with ENOSPC: the real errno path, end to end.
+  auto fs = NewPosixFileSystem();
+  auto file = fs->NewWritableFile("/dev/full");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  Status st = (*file)->Append("x");
+  EXPECT_EQ(st.code(), Code::kResourceExhausted) << st.ToString();
+  EXPECT_NE(st.message().find("/dev/full"), std::string::npos);
+}
+
+// ---- MemFileSystem crash model ----
+
+class MemCrashTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(fs_->CreateDirs("/d").ok()); }
+  std::unique_ptr<MemFileSystem> fs_ = NewMemFileSystem();
+};
+
+TEST_F(MemCrashTest, UnsyncedBytesAreDropped) {
+  auto file = fs_->NewWritableFile("/d/f");
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  ASSERT_TRUE((*file)->Append("abc").ok());
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Append("def").ok());
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/f"), "abcdef");
+  fs_->SimulateCrash();
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/f"), "abc");
+  // A handle from before the crash can no longer reach the file.
+  ASSERT_TRUE((*file)->Append("late").ok());
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/f"), "abc");
+}
+
+TEST_F(MemCrashTest, CreateWithoutSyncDirVanishes) {
+  WriteFile(fs_.get(), "/d/f", "data");  // data synced, entry not
+  fs_->SimulateCrash();
+  EXPECT_FALSE(fs_->FileExists("/d/f"));
+  EXPECT_TRUE(fs_->FileExists("/d"));  // directories are durable at once
+}
+
+TEST_F(MemCrashTest, SyncedEntryWithUnsyncedDataSurvivesEmpty) {
+  auto file = fs_->NewWritableFile("/d/f");
+  ASSERT_TRUE((*file)->Append("data").ok());
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  fs_->SimulateCrash();
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/f"), "");
+}
+
+TEST_F(MemCrashTest, RenameIsUndoneUntilSyncDir) {
+  WriteFile(fs_.get(), "/d/tmp", "v1");
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  ASSERT_TRUE(fs_->Rename("/d/tmp", "/d/final").ok());
+  fs_->SimulateCrash();
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/tmp"), "v1");
+  EXPECT_FALSE(fs_->FileExists("/d/final"));
+
+  ASSERT_TRUE(fs_->Rename("/d/tmp", "/d/final").ok());
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  fs_->SimulateCrash();
+  EXPECT_FALSE(fs_->FileExists("/d/tmp"));
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/final"), "v1");
+}
+
+TEST_F(MemCrashTest, RemoveIsUndoneUntilSyncDir) {
+  WriteFile(fs_.get(), "/d/f", "keep");
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  ASSERT_TRUE(fs_->RemoveFile("/d/f").ok());
+  fs_->SimulateCrash();
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/f"), "keep");
+  ASSERT_TRUE(fs_->RemoveFile("/d/f").ok());
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  fs_->SimulateCrash();
+  EXPECT_FALSE(fs_->FileExists("/d/f"));
+}
+
+TEST_F(MemCrashTest, SyncDirCoversOnlyItsDirectory) {
+  ASSERT_TRUE(fs_->CreateDirs("/e").ok());
+  WriteFile(fs_.get(), "/d/f", "x");
+  WriteFile(fs_.get(), "/e/g", "y");
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  fs_->SimulateCrash();
+  EXPECT_TRUE(fs_->FileExists("/d/f"));
+  EXPECT_FALSE(fs_->FileExists("/e/g"));
+}
+
+// ---- FaultFileSystem ----
+
+class FaultFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(fs_.CreateDirs("/d").ok()); }
+  std::unique_ptr<WritableFile> Open(const std::string& path) {
+    auto file = fs_.NewWritableFile(path);
+    EXPECT_TRUE(file.ok()) << file.status().ToString();
+    return file.ok() ? std::move(file).value() : nullptr;
+  }
+  std::unique_ptr<MemFileSystem> base_ = NewMemFileSystem();
+  FaultFileSystem fs_{base_.get()};
+};
+
+TEST_F(FaultFsTest, EioOnAppendMatchesPathSubstring) {
+  fs_.AddRule(
+      {.op = FaultOp::kAppend, .path_substring = "shard", .error = ErrnoStatus(EIO, "injected")});
+  auto hit = Open("/d/shard.1");
+  auto miss = Open("/d/other");
+  EXPECT_EQ(hit->Append("x").code(), Code::kIOError);
+  EXPECT_TRUE(miss->Append("x").ok());
+  EXPECT_EQ(fs_.faults_injected(), 1);
+  EXPECT_EQ(*fs_.FileSize("/d/shard.1"), 0u);  // nothing landed: not a torn write
+}
+
+TEST_F(FaultFsTest, EioOnSync) {
+  fs_.AddRule({.op = FaultOp::kSync, .path_substring = "", .error = ErrnoStatus(EIO, "inj")});
+  auto file = Open("/d/f");
+  ASSERT_TRUE(file->Append("x").ok());
+  EXPECT_EQ(file->Sync().code(), Code::kIOError);
+}
+
+TEST_F(FaultFsTest, EnospcIsResourceExhausted) {
+  fs_.AddRule({.op = FaultOp::kAppend, .path_substring = "", .error = ErrnoStatus(ENOSPC, "inj")});
+  EXPECT_EQ(Open("/d/f")->Append("x").code(), Code::kResourceExhausted);
+}
+
+TEST_F(FaultFsTest, TornWriteLeavesExactlyNBytes) {
+  auto file = Open("/d/f");
+  ASSERT_TRUE(file->Append("xy").ok());
+  fs_.AddRule({.op = FaultOp::kAppend,
+               .path_substring = "/d/f",
+               .error = ErrnoStatus(EIO, "inj"),
+               .torn_bytes = 3});
+  EXPECT_EQ(file->Append("abcdef").code(), Code::kIOError);
+  EXPECT_EQ(*fs_.FileSize("/d/f"), 5u);
+  EXPECT_EQ(ReadFile(&fs_, "/d/f"), "xyabc");
+}
+
+TEST_F(FaultFsTest, SkipThenTimes) {
+  fs_.AddRule({.op = FaultOp::kAppend,
+               .path_substring = "",
+               .error = ErrnoStatus(EIO, "inj"),
+               .skip = 2,
+               .times = 1});
+  auto file = Open("/d/f");
+  EXPECT_TRUE(file->Append("1").ok());
+  EXPECT_TRUE(file->Append("2").ok());
+  EXPECT_FALSE(file->Append("3").ok());
+  EXPECT_TRUE(file->Append("4").ok());
+  EXPECT_EQ(fs_.faults_injected(), 1);
+  EXPECT_EQ(ReadFile(&fs_, "/d/f"), "124");
+}
+
+TEST_F(FaultFsTest, NamespaceOpsAndReads) {
+  WriteFile(&fs_, "/d/tmp.1", "data");
+  fs_.AddRule({.op = FaultOp::kRename,
+               .path_substring = "final",
+               .error = ErrnoStatus(EIO, "inj"),
+               .times = 1});
+  fs_.AddRule(
+      {.op = FaultOp::kRead, .path_substring = "", .error = ErrnoStatus(EIO, "inj"), .times = 1});
+  fs_.AddRule({.op = FaultOp::kSyncDir, .path_substring = "", .error = ErrnoStatus(EIO, "inj")});
+  fs_.AddRule({.op = FaultOp::kCreate, .path_substring = "new", .error = ErrnoStatus(EIO, "inj")});
+  EXPECT_FALSE(fs_.Rename("/d/tmp.1", "/d/final").ok());  // matched by the target path
+  EXPECT_TRUE(fs_.Rename("/d/tmp.1", "/d/final").ok());   // times = 1: used up
+  EXPECT_FALSE(fs_.SyncDir("/d").ok());
+  EXPECT_FALSE(fs_.NewWritableFile("/d/new").ok());
+  EXPECT_EQ(ReadFile(&fs_, "/d/final"), "<IOError: inj: Input/output error>");
+  EXPECT_EQ(ReadFile(&fs_, "/d/final"), "data");
+
+  fs_.ClearRules();
+  EXPECT_TRUE(fs_.SyncDir("/d").ok());
+  EXPECT_EQ(fs_.faults_injected(), 4);
+}
+
+}  // namespace
+}  // namespace strata::io

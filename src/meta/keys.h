@@ -1,0 +1,124 @@
+// The ONE registry of metadata key prefixes (like 3FS KeyPrefix-def.h).
+// Every key in the KvStore starts with one of the bytes below; a new kind of
+// record gets a new byte here, never an ad-hoc string elsewhere. The byte
+// layouts are written down in docs/formats/metadata-keys.md.
+//
+// Values are encoded by object/record.h (see there for each value format).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "common/encoding.h"
+
+namespace strata::meta {
+
+// 'B' bucket record:   "B" + bucket name                      -> see object/record.h
+inline constexpr char kBucketPrefix = 'B';
+// 'O' object version:  "O" + bucket + '\0' + key + '\0' + BE64(UINT64_MAX - stamp)
+//                                                              -> see object/record.h
+inline constexpr char kObjectPrefix = 'O';
+// 'I' write intent:    "I" + data file id: a data file being written, not yet
+//                      committed; swept at start-up            -> see object/record.h
+inline constexpr char kIntentPrefix = 'I';
+// 'G' garbage:         "G" + data file id: committed away, to be deleted
+//                                                              -> see object/record.h
+inline constexpr char kGarbagePrefix = 'G';
+// 'U' multipart upload: reserved, layout to be defined with multipart.
+inline constexpr char kMultipartPrefix = 'U';
+// 'C' config:          "C" + name (e.g. "Croot-credentials")  -> see object/record.h
+inline constexpr char kConfigPrefix = 'C';
+
+inline constexpr char kAllPrefixes[] = {kBucketPrefix,  kObjectPrefix,    kIntentPrefix,
+                                        kGarbagePrefix, kMultipartPrefix, kConfigPrefix};
+
+// A prefix byte used twice would silently merge two key spaces.
+consteval bool PrefixesAreUnique() {
+  for (size_t i = 0; i < std::size(kAllPrefixes); ++i)
+    for (size_t j = i + 1; j < std::size(kAllPrefixes); ++j)
+      if (kAllPrefixes[i] == kAllPrefixes[j]) return false;
+  return true;
+}
+static_assert(PrefixesAreUnique(), "two key kinds share a prefix byte");
+
+inline constexpr size_t kStampBytes = 8;
+
+inline std::string BucketKey(std::string_view bucket) {
+  std::string k(1, kBucketPrefix);
+  k.append(bucket);
+  return k;
+}
+
+// All versions of all objects of `bucket`. Bucket names never contain '\0'
+// (S3 allows only [a-z0-9.-]), so '\0' ends the bucket name unambiguously.
+inline std::string ObjectPrefix(std::string_view bucket) {
+  std::string k(1, kObjectPrefix);
+  k.append(bucket);
+  k.push_back('\0');
+  return k;
+}
+
+// All versions of one object. The trailing '\0' makes "a" scan apart from
+// "ab" and keeps listing order equal to bytewise key order. This requires
+// object keys without '\0' (the S3 layer must reject them); otherwise the
+// versions of "a" would interleave with the key "a\0...".
+inline std::string ObjectKeyPrefix(std::string_view bucket, std::string_view key) {
+  std::string k = ObjectPrefix(bucket);
+  k.append(key);
+  k.push_back('\0');
+  return k;
+}
+
+// The stamp is stored inverted so a forward scan meets the newest version first.
+inline std::string ObjectVersionKey(std::string_view bucket, std::string_view key, uint64_t stamp) {
+  std::string k = ObjectKeyPrefix(bucket, key);
+  PutFixed64BE(&k, std::numeric_limits<uint64_t>::max() - stamp);
+  return k;
+}
+
+// Inverse of ObjectVersionKey. False if `raw` is not a well-formed object
+// version key (wrong prefix, too short, missing separators, '\0' in the key).
+inline bool ParseObjectVersionKey(std::string_view raw, std::string* bucket, std::string* key,
+                                  uint64_t* stamp) {
+  // Shortest: prefix + "" + '\0' + "" + '\0' + stamp.
+  if (raw.size() < 3 + kStampBytes || raw[0] != kObjectPrefix) return false;
+  std::string_view body = raw.substr(1, raw.size() - 1 - kStampBytes);  // bucket\0key\0
+  if (body.back() != '\0') return false;
+  body.remove_suffix(1);
+  size_t sep = body.find('\0');
+  if (sep == std::string_view::npos) return false;
+  std::string_view k = body.substr(sep + 1);
+  if (k.find('\0') != std::string_view::npos) return false;
+  bucket->assign(body.substr(0, sep));
+  key->assign(k);
+  *stamp =
+      std::numeric_limits<uint64_t>::max() - DecodeFixed64BE(raw.data() + raw.size() - kStampBytes);
+  return true;
+}
+
+inline std::string IntentKey(std::string_view data_file_id) {
+  std::string k(1, kIntentPrefix);
+  k.append(data_file_id);
+  return k;
+}
+
+inline std::string GarbageKey(std::string_view data_file_id) {
+  std::string k(1, kGarbagePrefix);
+  k.append(data_file_id);
+  return k;
+}
+
+inline std::string ConfigKey(std::string_view name) {
+  std::string k(1, kConfigPrefix);
+  k.append(name);
+  return k;
+}
+
+// The prefix alone, for scanning one key space ("B", "I", "G", ...).
+inline std::string PrefixKey(char prefix) { return std::string(1, prefix); }
+
+}  // namespace strata::meta

@@ -1,0 +1,166 @@
+#include "meta/kv_store.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+namespace strata::meta {
+namespace {
+
+using namespace std::string_literals;  // "a\0b"s keeps the embedded NUL
+
+class KvStoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "rocksdb") {
+      char tmpl[] = "/tmp/strata_kv_test.XXXXXX";
+      ASSERT_NE(::mkdtemp(tmpl), nullptr);
+      dir_ = tmpl;
+      Reopen();
+    } else {
+      store_ = NewMemStore();
+    }
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    store_.reset();  // RocksDB holds a lock file: close before opening again
+    auto store = OpenRocksDbStore(dir_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+  }
+  void Put(std::string_view k, std::string_view v, bool sync = false) {
+    WriteBatch b;
+    b.Put(k, v);
+    ASSERT_TRUE(store_->Write(b, sync).ok());
+  }
+  std::optional<std::string> Get(std::string_view k) {
+    auto r = store_->Get(k);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::vector<std::string> ScanFrom(std::string_view start) {
+    std::vector<std::string> keys;
+    auto it = store_->NewIterator();
+    for (it->Seek(start); it->Valid(); it->Next()) keys.emplace_back(it->key());
+    EXPECT_TRUE(it->status().ok());
+    return keys;
+  }
+
+  std::string dir_;
+  std::unique_ptr<KvStore> store_;
+};
+
+TEST_P(KvStoreTest, GetPutDelete) {
+  EXPECT_EQ(Get("k"), std::nullopt);
+  Put("k", "v1");
+  EXPECT_EQ(Get("k"), "v1");
+  Put("k", "v2");
+  EXPECT_EQ(Get("k"), "v2");
+  WriteBatch del;
+  del.Delete("k");
+  del.Delete("never-there");  // deleting an absent key is not an error
+  ASSERT_TRUE(store_->Write(del, true).ok());
+  EXPECT_EQ(Get("k"), std::nullopt);
+}
+
+TEST_P(KvStoreTest, BatchAppliesAllOpsInOrder) {
+  Put("c", "old");
+  WriteBatch b;
+  b.Put("a", "1");
+  b.Put("b", "2");
+  b.Delete("c");
+  b.Put("d", "first");
+  b.Delete("d");  // later op in the batch wins
+  b.Put("e", "x");
+  b.Put("e", "y");
+  ASSERT_TRUE(store_->Write(b, true).ok());
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(Get("b"), "2");
+  EXPECT_EQ(Get("c"), std::nullopt);
+  EXPECT_EQ(Get("d"), std::nullopt);
+  EXPECT_EQ(Get("e"), "y");
+}
+
+TEST_P(KvStoreTest, IteratorOrderIsBytewiseUnsigned) {
+  std::vector<std::string> keys = {"b",    "a",         "a\0"s, "a\0b"s, "ab",    "\x80",
+                                   "\xff", "\xff\x00"s, "\x7f", "\0"s,   "a\x80", "A"};
+  for (const auto& k : keys) Put(k, "v:" + k);
+  std::vector<std::string> expected = keys;
+  std::sort(expected.begin(), expected.end());  // std::string compares as unsigned bytes
+  EXPECT_EQ(ScanFrom(""), expected);
+
+  EXPECT_EQ(ScanFrom("a\0"s).front(), "a\0"s);
+  EXPECT_EQ(ScanFrom("a\0\x01"s).front(), "a\0b"s);  // first key >= the seek target
+  EXPECT_EQ(ScanFrom("\x80").front(), "\x80");       // high bytes sort after ASCII
+  EXPECT_TRUE(ScanFrom("\xff\x01").empty());
+
+  auto it = store_->NewIterator();
+  it->Seek("a\0b"s);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->value(), "v:a\0b"s);
+}
+
+TEST_P(KvStoreTest, IteratorSeesSnapshotAtCreation) {
+  Put("a", "1");
+  auto it = store_->NewIterator();
+  Put("b", "2");
+  WriteBatch del;
+  del.Delete("a");
+  ASSERT_TRUE(store_->Write(del, false).ok());
+  it->Seek("");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "a");
+  EXPECT_EQ(it->value(), "1");
+  it->Next();
+  EXPECT_FALSE(it->Valid());
+}
+
+TEST_P(KvStoreTest, ReopenKeepsData) {
+  if (GetParam() != "rocksdb") GTEST_SKIP() << "memory does not persist";
+  Put("synced", "1", /*sync=*/true);
+  Put("unsynced", "2", /*sync=*/false);  // a clean close flushes it too
+  Reopen();
+  EXPECT_EQ(Get("synced"), "1");
+  EXPECT_EQ(Get("unsynced"), "2");
+}
+
+TEST_P(KvStoreTest, ConcurrentSyncedWritersAllVisible) {
+  constexpr int kThreads = 8, kWritesPerThread = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < kWritesPerThread; ++i) {
+        WriteBatch b;
+        b.Put("t" + std::to_string(t) + "/" + std::to_string(i), "v");
+        b.Put("last/" + std::to_string(t), std::to_string(i));
+        EXPECT_TRUE(store_->Write(b, /*sync=*/true).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ScanFrom("t").size(), size_t{kThreads * kWritesPerThread});
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(Get("last/" + std::to_string(t)), std::to_string(kWritesPerThread - 1));
+  }
+  if (GetParam() == "rocksdb") {
+    Reopen();
+    EXPECT_EQ(ScanFrom("t").size(), size_t{kThreads * kWritesPerThread});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, KvStoreTest, ::testing::Values("rocksdb", "mem"),
+                         [](const auto& info) { return info.param; });
+
+TEST(RocksDbStoreTest, OpenFailureIsAnError) {
+  auto store = OpenRocksDbStore("/proc/strata-cannot-create-here");
+  EXPECT_FALSE(store.ok());
+}
+
+}  // namespace
+}  // namespace strata::meta

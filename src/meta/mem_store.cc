@@ -1,0 +1,67 @@
+// In-memory KvStore twin for tests: an ordered map under one mutex.
+#include <map>
+#include <mutex>
+
+#include "meta/kv_store.h"
+
+namespace strata::meta {
+namespace {
+
+// std::string compares as unsigned bytes (char_traits<char>::compare uses
+// memcmp semantics), the same order as RocksDB's default comparator.
+using Map = std::map<std::string, std::string, std::less<>>;
+
+// Iterates a private copy taken at creation: a true snapshot, at O(n) cost,
+// which tests can afford.
+class MemIterator : public KvIterator {
+ public:
+  explicit MemIterator(Map snapshot) : map_(std::move(snapshot)), it_(map_.end()) {}
+
+  void Seek(std::string_view key) override { it_ = map_.lower_bound(key); }
+  bool Valid() const override { return it_ != map_.end(); }
+  void Next() override { ++it_; }
+  std::string_view key() const override { return it_->first; }
+  std::string_view value() const override { return it_->second; }
+  Status status() const override { return Status::OK(); }
+
+ private:
+  Map map_;
+  Map::const_iterator it_;
+};
+
+class MemStore : public KvStore {
+ public:
+  Result<std::optional<std::string>> Get(std::string_view key) override {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
+  }
+
+  Status Write(const WriteBatch& batch, bool /*sync: memory has nothing to sync*/) override {
+    std::lock_guard lock(mu_);  // one lock for the whole batch: atomic to readers
+    for (const WriteBatch::Op& op : batch.ops()) {
+      if (op.is_delete) {
+        map_.erase(op.key);
+      } else {
+        map_.insert_or_assign(op.key, op.value);
+      }
+    }
+    return Status::OK();
+  }
+
+  std::unique_ptr<KvIterator> NewIterator() override {
+    std::lock_guard lock(mu_);
+    return std::make_unique<MemIterator>(map_);
+  }
+
+ private:
+  std::mutex mu_;
+  Map map_;
+};
+
+}  // namespace
+
+std::unique_ptr<KvStore> NewMemStore() { return std::make_unique<MemStore>(); }
+
+}  // namespace strata::meta

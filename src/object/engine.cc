@@ -1,0 +1,343 @@
+#include "object/engine.h"
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <functional>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "meta/keys.h"
+
+namespace strata::object {
+
+// ---------------------------------------------------------------- writer
+
+struct ObjectWriter::Md5State {
+  StreamHash hash{StreamHash::Kind::kMd5};
+};
+
+ObjectWriter::ObjectWriter(ObjectEngine* engine, std::string bucket, std::string key,
+                           ObjectHeaders headers)
+    : engine_(engine),
+      bucket_(std::move(bucket)),
+      key_(std::move(key)),
+      headers_(std::move(headers)),
+      md5_(std::make_unique<Md5State>()) {}
+
+ObjectWriter::~ObjectWriter() {
+  if (!done_) Abort();
+}
+
+Status ObjectWriter::Append(std::string_view data) {
+  if (done_) return Internal("append after commit/abort");
+  md5_->hash.Update(data.data(), data.size());
+  size_bytes_ += data.size();
+  if (!file_) {
+    buffer_.append(data);
+    if (buffer_.size() <= kInlineMaxBytes) return Status::OK();
+    return SpillToFile();
+  }
+  return file_->Append(data);
+}
+
+Status ObjectWriter::SpillToFile() {
+  file_id_ = engine_->NewFileId();
+  // The intent record makes the file findable by the start-up sweep if we die
+  // before committing. A process kill keeps unsynced RocksDB writes (they are
+  // in the OS); after a power loss the worst case is an orphan file, never a
+  // lost acknowledged object.
+  meta::WriteBatch intent;
+  intent.Put(meta::IntentKey(file_id_), "");
+  RETURN_IF_ERROR(engine_->kv_->Write(intent, /*sync=*/false));
+  ASSIGN_OR_RETURN(file_, engine_->fs_->NewWritableFile(engine_->DataPath(file_id_)));
+  Status st = file_->Append(buffer_);
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+  return st;
+}
+
+const std::string& ObjectWriter::Md5() {
+  if (md5_digest_.empty()) md5_digest_ = md5_->hash.Final();
+  return md5_digest_;
+}
+
+Result<ObjectRecord> ObjectWriter::Commit(
+    std::function<Status(const std::optional<ObjectRecord>&)> check) {
+  if (done_) return Internal("commit twice");
+  ObjectRecord rec;
+  rec.size_bytes = size_bytes_;
+  rec.etag = HexEncode(Md5());
+  rec.headers = std::move(headers_);
+  if (file_) {
+    rec.is_inline = false;
+    rec.file_id = file_id_;
+    RETURN_IF_ERROR(file_->Sync());
+    RETURN_IF_ERROR(file_->Close());
+    file_.reset();
+    std::string path = engine_->DataPath(file_id_);
+    RETURN_IF_ERROR(engine_->fs_->SyncDir(path.substr(0, path.rfind('/'))));
+  } else {
+    rec.is_inline = true;
+    rec.inline_data = std::move(buffer_);
+  }
+  Status st = engine_->CommitVersion(bucket_, key_, rec, check);
+  if (!st.ok()) return st;  // the destructor aborts and removes the data file
+  done_ = true;
+  rec.inline_data.clear();
+  return rec;
+}
+
+void ObjectWriter::Abort() {
+  if (done_) return;
+  done_ = true;
+  if (file_) {
+    file_->Close().IgnoreError();
+    file_.reset();
+  }
+  if (!file_id_.empty()) engine_->CollectGarbage(file_id_);
+}
+
+Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const {
+  if (offset >= record_.size_bytes) return size_t{0};
+  n = std::min<uint64_t>(n, record_.size_bytes - offset);
+  if (record_.is_inline) {
+    std::memcpy(buf, record_.inline_data.data() + offset, n);
+    return n;
+  }
+  return file_->ReadAt(offset, buf, n);
+}
+
+// ---------------------------------------------------------------- engine
+
+ObjectEngine::ObjectEngine(io::FileSystem* fs, meta::KvStore* kv, std::string root)
+    : fs_(fs), kv_(kv), root_(std::move(root)) {}
+
+Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(io::FileSystem* fs, meta::KvStore* kv,
+                                                         std::string root) {
+  std::unique_ptr<ObjectEngine> engine(new ObjectEngine(fs, kv, std::move(root)));
+  for (int i = 0; i < 256; ++i) {
+    char sub[8];
+    std::snprintf(sub, sizeof(sub), "%02x", i);
+    RETURN_IF_ERROR(fs->CreateDirs(engine->root_ + "/objects/" + sub));
+  }
+  RETURN_IF_ERROR(engine->Recover());
+  return engine;
+}
+
+int64_t ObjectEngine::NowNs() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t ObjectEngine::NextVersionStamp() {
+  uint64_t now = static_cast<uint64_t>(NowNs());
+  uint64_t last = last_stamp_.load();
+  while (true) {
+    uint64_t next = std::max(now, last + 1);
+    if (last_stamp_.compare_exchange_weak(last, next)) return next;
+  }
+}
+
+std::string ObjectEngine::NewFileId() { return HexEncode(RandomBytes(16)); }
+
+std::string ObjectEngine::DataPath(const std::string& file_id) const {
+  return root_ + "/objects/" + file_id.substr(0, 2) + "/" + file_id;
+}
+
+std::mutex& ObjectEngine::KeyLock(const std::string& bucket, const std::string& key) {
+  size_t h = std::hash<std::string>()(bucket) * 31 + std::hash<std::string>()(key);
+  return key_locks_[h % key_locks_.size()];
+}
+
+std::shared_mutex& ObjectEngine::BucketLock(const std::string& bucket) {
+  return bucket_locks_[std::hash<std::string>()(bucket) % bucket_locks_.size()];
+}
+
+// Deletes leftover data files: uncommitted writes (I) and replaced versions (G).
+Status ObjectEngine::Recover() {
+  for (char prefix : {meta::kIntentPrefix, meta::kGarbagePrefix}) {
+    std::vector<std::string> ids;
+    auto it = kv_->NewIterator();
+    std::string p(1, prefix);
+    for (it->Seek(p); it->Valid() && it->key().substr(0, 1) == p; it->Next()) {
+      ids.emplace_back(it->key().substr(1));
+    }
+    RETURN_IF_ERROR(it->status());
+    for (const std::string& id : ids) CollectGarbage(id);
+    if (!ids.empty()) {
+      STRATA_LOG("recovery: removed %zu %s data files", ids.size(),
+                 prefix == meta::kIntentPrefix ? "uncommitted" : "replaced");
+    }
+  }
+  // Keep stamps monotonic across restarts even if the clock went backwards.
+  last_stamp_ = static_cast<uint64_t>(NowNs());
+  return Status::OK();
+}
+
+void ObjectEngine::CollectGarbage(const std::string& file_id) {
+  Status st = fs_->RemoveFile(DataPath(file_id));
+  if (!st.ok() && st.code() != Code::kNotFound) {
+    STRATA_LOG("gc: cannot remove %s: %s", file_id.c_str(), st.ToString().c_str());
+    return;  // keep the record; retried at the next start-up
+  }
+  meta::WriteBatch batch;
+  batch.Delete(meta::IntentKey(file_id));
+  batch.Delete(meta::GarbageKey(file_id));
+  kv_->Write(batch, /*sync=*/false).IgnoreError();
+}
+
+Result<std::optional<std::pair<std::string, ObjectRecord>>> ObjectEngine::LatestVersion(
+    const std::string& bucket, const std::string& key) {
+  std::string prefix = meta::ObjectKeyPrefix(bucket, key);
+  auto it = kv_->NewIterator();
+  it->Seek(prefix);
+  RETURN_IF_ERROR(it->status());
+  if (!it->Valid() || !it->key().starts_with(prefix)) {
+    return std::optional<std::pair<std::string, ObjectRecord>>();
+  }
+  auto rec = DecodeObjectRecord(it->value());
+  if (!rec) return Corruption("undecodable object record for " + bucket + "/" + key);
+  return std::optional<std::pair<std::string, ObjectRecord>>(
+      std::make_pair(std::string(it->key()), std::move(*rec)));
+}
+
+Status ObjectEngine::CommitVersion(
+    const std::string& bucket, const std::string& key, ObjectRecord record,
+    const std::function<Status(const std::optional<ObjectRecord>&)>& check) {
+  std::shared_lock bucket_lock(BucketLock(bucket));
+  std::lock_guard key_lock(KeyLock(bucket, key));
+  ASSIGN_OR_RETURN(auto bucket_value, kv_->Get(meta::BucketKey(bucket)));
+  if (!bucket_value) return NotFound("bucket " + bucket);
+  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+  if (check) {
+    std::optional<ObjectRecord> current;
+    if (latest) current = latest->second;
+    RETURN_IF_ERROR(check(current));
+  }
+  record.mtime_ns = NowNs();
+  record.version_stamp = NextVersionStamp();
+  meta::WriteBatch batch;
+  std::string replaced_file;
+  if (latest) {  // unversioned bucket: the new version replaces the old one
+    batch.Delete(latest->first);
+    if (!latest->second.is_inline) {
+      replaced_file = latest->second.file_id;
+      batch.Put(meta::GarbageKey(replaced_file), "");
+    }
+  }
+  if (!record.is_inline) batch.Delete(meta::IntentKey(record.file_id));
+  batch.Put(meta::ObjectVersionKey(bucket, key, record.version_stamp), EncodeObjectRecord(record));
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  if (!replaced_file.empty()) CollectGarbage(replaced_file);
+  return Status::OK();
+}
+
+Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& record) {
+  std::unique_lock lock(BucketLock(name));
+  ASSIGN_OR_RETURN(auto existing, kv_->Get(meta::BucketKey(name)));
+  if (existing) return AlreadyExists("bucket " + name);
+  meta::WriteBatch batch;
+  batch.Put(meta::BucketKey(name), EncodeBucketRecord(record));
+  return kv_->Write(batch, /*sync=*/true);
+}
+
+Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
+  if (!value) return NotFound("bucket " + name);
+  auto rec = DecodeBucketRecord(*value);
+  if (!rec) return Corruption("undecodable bucket record " + name);
+  return *rec;
+}
+
+Status ObjectEngine::DeleteBucket(const std::string& name) {
+  std::unique_lock lock(BucketLock(name));
+  ASSIGN_OR_RETURN(auto existing, kv_->Get(meta::BucketKey(name)));
+  if (!existing) return NotFound("bucket " + name);
+  auto it = kv_->NewIterator();
+  std::string prefix = meta::ObjectPrefix(name);
+  it->Seek(prefix);
+  RETURN_IF_ERROR(it->status());
+  if (it->Valid() && it->key().starts_with(prefix)) return PreconditionFailed("bucket not empty");
+  meta::WriteBatch batch;
+  batch.Delete(meta::BucketKey(name));
+  return kv_->Write(batch, /*sync=*/true);
+}
+
+Result<std::vector<std::pair<std::string, BucketRecord>>> ObjectEngine::ListBuckets() {
+  std::vector<std::pair<std::string, BucketRecord>> out;
+  auto it = kv_->NewIterator();
+  std::string prefix(1, meta::kBucketPrefix);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = DecodeBucketRecord(it->value());
+    if (!rec) return Corruption("undecodable bucket record");
+    out.emplace_back(std::string(it->key().substr(1)), std::move(*rec));
+  }
+  RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string& bucket,
+                                                              const std::string& key,
+                                                              ObjectHeaders headers) {
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(bucket)));
+  if (!value) return NotFound("bucket " + bucket);
+  return std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
+}
+
+Result<ObjectRecord> ObjectEngine::HeadObject(const std::string& bucket, const std::string& key) {
+  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+  if (!latest) {
+    ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+    if (!b) return NotFound("bucket " + bucket);
+    return NotFound("key " + key);
+  }
+  latest->second.inline_data.clear();
+  return std::move(latest->second);
+}
+
+Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string& bucket,
+                                                               const std::string& key) {
+  // A concurrent overwrite may delete the data file between the metadata read
+  // and the open; the new version is then committed, so look again.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+    if (!latest) {
+      ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+      if (!b) return NotFound("bucket " + bucket);
+      return NotFound("key " + key);
+    }
+    auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
+    reader->record_ = std::move(latest->second);
+    if (reader->record_.is_inline) return reader;
+    auto file = fs_->NewReadableFile(DataPath(reader->record_.file_id));
+    if (file.ok()) {
+      reader->file_ = std::move(file).value();
+      if (reader->file_->Size() != reader->record_.size_bytes) {
+        return Corruption("data file of " + bucket + "/" + key + " has the wrong size");
+      }
+      return reader;
+    }
+    if (file.status().code() != Code::kNotFound) return file.status();
+  }
+  return Internal("object kept changing while opening " + bucket + "/" + key);
+}
+
+Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& key) {
+  std::shared_lock bucket_lock(BucketLock(bucket));
+  std::lock_guard key_lock(KeyLock(bucket, key));
+  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+  if (!b) return NotFound("bucket " + bucket);
+  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+  if (!latest) return Status::OK();
+  meta::WriteBatch batch;
+  batch.Delete(latest->first);
+  if (!latest->second.is_inline) batch.Put(meta::GarbageKey(latest->second.file_id), "");
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  if (!latest->second.is_inline) CollectGarbage(latest->second.file_id);
+  return Status::OK();
+}
+
+}  // namespace strata::object

@@ -1,0 +1,152 @@
+// The object engine: buckets and objects over a KvStore (metadata) and a
+// FileSystem (data files). It owns the one commit protocol:
+//
+//   1. an intent record I<file id> is written (unsynced) before the data file
+//      is created, so a crash leaves a findable orphan;
+//   2. the data file is written, fdatasync'ed and its directory synced;
+//   3. one atomic metadata batch (object record, removal of the intent and of
+//      the replaced version, G<old file id> garbage record) is written with a
+//      synced WAL; concurrent commits share one WAL sync (RocksDB write group);
+//   4. only then is the write acknowledged; replaced data files are deleted
+//      after the commit and their garbage record dropped.
+//
+// Start-up (Open) deletes the data files named by leftover I and G records.
+// Objects up to kInlineMaxBytes are stored inside the metadata record.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "io/file_system.h"
+#include "meta/kv_store.h"
+#include "object/record.h"
+
+namespace strata::object {
+
+inline constexpr size_t kInlineMaxBytes = 128 * 1024;
+inline constexpr size_t kMaxKeyBytes = 1024;
+
+class ObjectEngine;
+
+// Streams one new object version in; nothing is visible until Commit().
+// Destroying an uncommitted writer aborts it (its data file is removed).
+class ObjectWriter {
+ public:
+  ~ObjectWriter();
+  Status Append(std::string_view data);
+  uint64_t size_bytes() const { return size_bytes_; }
+  // MD5 of everything appended (raw 16 bytes); valid after the last Append.
+  const std::string& Md5();
+  // Makes the object durable and visible. `check` runs under the key lock just
+  // before the metadata commit with the current version (or nullopt): it can
+  // refuse the write (conditional PUT).
+  Result<ObjectRecord> Commit(
+      std::function<Status(const std::optional<ObjectRecord>&)> check = nullptr);
+  void Abort();
+
+ private:
+  friend class ObjectEngine;
+  ObjectWriter(ObjectEngine* engine, std::string bucket, std::string key, ObjectHeaders headers);
+  Status SpillToFile();
+
+  ObjectEngine* engine_;
+  std::string bucket_, key_;
+  ObjectHeaders headers_;
+  uint64_t size_bytes_ = 0;
+  std::string buffer_;  // inline data until it exceeds kInlineMaxBytes
+  std::string file_id_;
+  std::unique_ptr<io::WritableFile> file_;
+  struct Md5State;
+  std::unique_ptr<Md5State> md5_;
+  std::string md5_digest_;
+  bool done_ = false;
+};
+
+// Reads one object version; the data file stays readable even if the version
+// is replaced while reading (the open file outlives its unlink).
+class ObjectReader {
+ public:
+  const ObjectRecord& record() const { return record_; }
+  Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const;
+
+ private:
+  friend class ObjectEngine;
+  ObjectRecord record_;
+  std::unique_ptr<io::ReadableFile> file_;
+};
+
+struct ListParams {
+  std::string prefix;
+  std::string delimiter;
+  std::string start_after;  // exclusive; a key or a common prefix
+  int max_keys = 1000;
+};
+
+struct ListEntry {
+  std::string key;
+  ObjectRecord record;  // inline_data cleared
+};
+
+struct ListResult {
+  std::vector<ListEntry> objects;
+  std::vector<std::string> common_prefixes;
+  bool is_truncated = false;
+  std::string last_emitted;  // key or prefix to resume after
+};
+
+class ObjectEngine {
+ public:
+  // `root` is the data directory; data files live under root/objects.
+  static Result<std::unique_ptr<ObjectEngine>> Open(io::FileSystem* fs, meta::KvStore* kv,
+                                                    std::string root);
+
+  Status CreateBucket(const std::string& name, const BucketRecord& record);
+  Result<BucketRecord> GetBucket(const std::string& name);
+  Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
+  Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
+
+  // NotFound if the bucket does not exist.
+  Result<std::unique_ptr<ObjectWriter>> NewWriter(const std::string& bucket,
+                                                  const std::string& key, ObjectHeaders headers);
+  Result<ObjectRecord> HeadObject(const std::string& bucket, const std::string& key);
+  Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& bucket,
+                                                   const std::string& key);
+  // OK if the key does not exist (S3 semantics); NotFound if the bucket does not.
+  Status DeleteObject(const std::string& bucket, const std::string& key);
+  Result<ListResult> ListObjects(const std::string& bucket, const ListParams& params);
+
+  int64_t NowNs() const;
+
+ private:
+  friend class ObjectWriter;
+  ObjectEngine(io::FileSystem* fs, meta::KvStore* kv, std::string root);
+  Status Recover();
+  std::string DataPath(const std::string& file_id) const;
+  std::string NewFileId();
+  uint64_t NextVersionStamp();
+  Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(
+      const std::string& bucket, const std::string& key);
+  Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord record,
+                       const std::function<Status(const std::optional<ObjectRecord>&)>& check);
+  void CollectGarbage(const std::string& file_id);
+  std::mutex& KeyLock(const std::string& bucket, const std::string& key);
+  std::shared_mutex& BucketLock(const std::string& bucket);
+
+  io::FileSystem* fs_;
+  meta::KvStore* kv_;
+  std::string root_;
+  std::atomic<uint64_t> last_stamp_{0};
+  std::array<std::mutex, 256> key_locks_;
+  std::array<std::shared_mutex, 64> bucket_locks_;
+};
+
+}  // namespace strata::object

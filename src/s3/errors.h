@@ -1,0 +1,98 @@
+// The one place that knows S3 error codes, their HTTP statuses and default
+// messages, and how they render as the XML body SDKs parse.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace strata::s3 {
+
+// X(enum, "Code", http status, "default message")
+#define STRATA_S3_ERRORS(X)                                                                     \
+  X(kAccessDenied, "AccessDenied", 403, "Access Denied")                                        \
+  X(kAuthorizationHeaderMalformed, "AuthorizationHeaderMalformed", 400,                         \
+    "The authorization header is malformed.")                                                   \
+  X(kAuthorizationQueryParametersError, "AuthorizationQueryParametersError", 400,               \
+    "Error parsing the X-Amz-Credential parameter.")                                            \
+  X(kBadDigest, "BadDigest", 400, "The Content-MD5 you specified did not match what we received.") \
+  X(kBucketAlreadyOwnedByYou, "BucketAlreadyOwnedByYou", 409,                                   \
+    "Your previous request to create the named bucket succeeded and you already own it.")      \
+  X(kBucketNotEmpty, "BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")     \
+  X(kEntityTooLarge, "EntityTooLarge", 400,                                                     \
+    "Your proposed upload exceeds the maximum allowed object size.")                            \
+  X(kIncompleteBody, "IncompleteBody", 400,                                                     \
+    "You did not provide the number of bytes specified by the Content-Length HTTP header.")     \
+  X(kInternalError, "InternalError", 500,                                                       \
+    "We encountered an internal error. Please try again.")                                      \
+  X(kInvalidAccessKeyId, "InvalidAccessKeyId", 403,                                             \
+    "The AWS access key Id you provided does not exist in our records.")                        \
+  X(kInvalidArgument, "InvalidArgument", 400, "Invalid Argument")                               \
+  X(kInvalidBucketName, "InvalidBucketName", 400, "The specified bucket is not valid.")         \
+  X(kInvalidDigest, "InvalidDigest", 400, "The Content-MD5 you specified is not valid.")        \
+  X(kInvalidRange, "InvalidRange", 416, "The requested range is not satisfiable")               \
+  X(kInvalidRequest, "InvalidRequest", 400, "Invalid Request")                                  \
+  X(kInvalidStorageClass, "InvalidStorageClass", 400,                                           \
+    "The storage class you specified is not valid.")                                            \
+  X(kInsufficientStorage, "InsufficientStorage", 507, "Insufficient storage to complete the request.") \
+  X(kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long.")                          \
+  X(kMalformedXML, "MalformedXML", 400,                                                         \
+    "The XML you provided was not well-formed or did not validate against our published schema.") \
+  X(kMethodNotAllowed, "MethodNotAllowed", 405,                                                 \
+    "The specified method is not allowed against this resource.")                               \
+  X(kMissingContentLength, "MissingContentLength", 411,                                         \
+    "You must provide the Content-Length HTTP header.")                                         \
+  X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
+  X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
+  X(kNotImplemented, "NotImplemented", 501,                                                     \
+    "A header or query you provided implies functionality that is not implemented.")            \
+  X(kPreconditionFailed, "PreconditionFailed", 412,                                             \
+    "At least one of the preconditions you specified did not hold.")                            \
+  X(kRequestHeaderSectionTooLarge, "RequestHeaderSectionTooLarge", 400,                         \
+    "Your request header section exceeds the maximum allowed size.")                            \
+  X(kRequestTimeout, "RequestTimeout", 400,                                                     \
+    "Your socket connection to the server was not read from or written to within the timeout period.") \
+  X(kRequestTimeTooSkewed, "RequestTimeTooSkewed", 403,                                         \
+    "The difference between the request time and the server's time is too large.")             \
+  X(kServiceUnavailable, "ServiceUnavailable", 503, "Please reduce your request rate.")         \
+  X(kSignatureDoesNotMatch, "SignatureDoesNotMatch", 403,                                       \
+    "The request signature we calculated does not match the signature you provided. Check "     \
+    "your key and signing method.")                                                             \
+  X(kXAmzContentSHA256Mismatch, "XAmzContentSHA256Mismatch", 400,                               \
+    "The provided 'x-amz-content-sha256' header does not match what was computed.")
+
+enum class ErrorCode {
+#define STRATA_S3_ENUM(e, code, status, msg) e,
+  STRATA_S3_ERRORS(STRATA_S3_ENUM)
+#undef STRATA_S3_ENUM
+};
+
+struct Error {
+  ErrorCode code;
+  std::string message;  // empty: the default message
+  std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
+
+  std::string_view CodeString() const;
+  int HttpStatus() const;
+  std::string_view Message() const;
+};
+
+inline Error MakeError(ErrorCode code, std::string message = {}) {
+  return Error{code, std::move(message), {}};
+}
+
+// Maps an engine/storage Status onto an S3 error. `not_found` is what
+// NotFound means in the caller's context (NoSuchKey, NoSuchBucket, ...).
+Error FromStatus(const Status& status, ErrorCode not_found = ErrorCode::kNoSuchKey);
+
+// Maps a request-body stream error (see common/byte_source.h).
+Error FromBodyStatus(const Status& status);
+
+// <Error><Code/><Message/><Resource/><RequestId/></Error>
+std::string RenderErrorXml(const Error& error, std::string_view resource,
+                           std::string_view request_id);
+
+}  // namespace strata::s3

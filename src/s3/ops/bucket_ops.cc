@@ -1,0 +1,69 @@
+// Bucket operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket,
+// GetBucketLocation.
+#include "common/time_util.h"
+#include "s3/ops/op_context.h"
+#include "s3/xml.h"
+
+namespace strata::s3 {
+
+OpResult ListBuckets(OpContext& ctx) {
+  auto buckets = ctx.engine.ListBuckets();
+  if (!buckets.ok()) return FromStatus(buckets.status());
+  XmlWriter w;
+  w.Open("ListAllMyBucketsResult");
+  w.Open("Owner");
+  w.Element("ID", ctx.access_key);
+  w.Element("DisplayName", ctx.access_key);
+  w.Close("Owner");
+  w.Open("Buckets");
+  for (const auto& [name, rec] : *buckets) {
+    w.Open("Bucket");
+    w.Element("Name", name);
+    w.Element("CreationDate", FormatIso8601(rec.created_ns));
+    w.Close("Bucket");
+  }
+  w.Close("Buckets");
+  w.Close("ListAllMyBucketsResult");
+  return SendXml(ctx, w.Finish());
+}
+
+OpResult CreateBucket(OpContext& ctx) {
+  auto body = ReadSmallBody(ctx, 64 * 1024);
+  if (auto* e = std::get_if<Error>(&body)) return *e;
+  auto region = ParseCreateBucketConfiguration(std::get<std::string>(body));
+  if (!region) return MakeError(ErrorCode::kMalformedXML);
+  object::BucketRecord rec;
+  rec.created_ns = UnixNowNs();
+  rec.region = region->empty() ? ctx.config.region : *region;
+  rec.owner = ctx.access_key;
+  Status st = ctx.engine.CreateBucket(ctx.route.bucket, rec);
+  if (st.code() == Code::kAlreadyExists) return MakeError(ErrorCode::kBucketAlreadyOwnedByYou);
+  if (!st.ok()) return FromStatus(st);
+  return SendEmpty(ctx, 200, {{"Location", "/" + ctx.route.bucket}});
+}
+
+OpResult DeleteBucket(OpContext& ctx) {
+  Status st = ctx.engine.DeleteBucket(ctx.route.bucket);
+  if (st.code() == Code::kPreconditionFailed) return MakeError(ErrorCode::kBucketNotEmpty);
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
+  return SendEmpty(ctx, 204);
+}
+
+OpResult HeadBucket(OpContext& ctx) {
+  auto rec = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
+  return SendEmpty(ctx, 200, {{"x-amz-bucket-region", rec->region}});
+}
+
+OpResult GetBucketLocation(OpContext& ctx) {
+  auto rec = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
+  // AWS answers an empty LocationConstraint for us-east-1.
+  std::string region = rec->region == "us-east-1" ? "" : rec->region;
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<LocationConstraint xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">" +
+                    XmlEscape(region) + "</LocationConstraint>";
+  return SendXml(ctx, xml);
+}
+
+}  // namespace strata::s3

@@ -1,0 +1,184 @@
+// GetObject and HeadObject: conditional headers, single byte ranges,
+// response-* overrides, streamed body.
+#include <memory>
+
+#include "common/time_util.h"
+#include "s3/ops/op_context.h"
+
+namespace strata::s3 {
+
+namespace {
+
+constexpr size_t kGetBufferBytes = 1 << 20;
+
+struct ByteRange {
+  uint64_t first;
+  uint64_t length;
+};
+
+// Parses "bytes=a-b", "bytes=a-", "bytes=-n" against an object of `size`.
+// nullopt+ok: no usable range (ignored, like AWS does for syntax it rejects).
+// Error: unsatisfiable.
+std::variant<std::optional<ByteRange>, Error> ParseRange(const std::string& header, uint64_t size) {
+  std::optional<ByteRange> none;
+  if (!header.starts_with("bytes=")) return none;
+  std::string spec = header.substr(6);
+  if (spec.find(',') != std::string::npos) return none;  // multiple ranges: whole object
+  size_t dash = spec.find('-');
+  if (dash == std::string::npos) return none;
+  std::string a = spec.substr(0, dash), b = spec.substr(dash + 1);
+  auto parse = [](const std::string& s, uint64_t* v) {
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *v = std::stoull(s);
+    return true;
+  };
+  uint64_t first = 0, last = 0;
+  if (a.empty()) {  // suffix range: last n bytes
+    uint64_t n;
+    if (!parse(b, &n)) return none;
+    if (n == 0 || size == 0) return MakeError(ErrorCode::kInvalidRange);
+    n = std::min(n, size);
+    return std::optional<ByteRange>(ByteRange{size - n, n});
+  }
+  if (!parse(a, &first)) return none;
+  if (b.empty()) {
+    last = UINT64_MAX;
+  } else if (!parse(b, &last) || last < first) {
+    return none;
+  }
+  if (first >= size) return MakeError(ErrorCode::kInvalidRange);
+  last = std::min(last, size - 1);
+  return std::optional<ByteRange>(ByteRange{first, last - first + 1});
+}
+
+bool EtagMatches(const std::string& header, const std::string& etag) {
+  // Comma-separated list of quoted (or bare) etags, or '*'.
+  size_t pos = 0;
+  while (pos <= header.size()) {
+    size_t comma = header.find(',', pos);
+    std::string item = header.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) {
+      item = item.substr(b, e - b + 1);
+      if (item.starts_with("W/")) item.erase(0, 2);
+      if (item.size() >= 2 && item.front() == '"' && item.back() == '"') item = item.substr(1, item.size() - 2);
+      if (item == "*" || item == etag) return true;
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+// AWS precedence: If-Match, If-Unmodified-Since (ignored when If-Match is
+// present), If-None-Match, If-Modified-Since (ignored when If-None-Match is).
+// Returns the status to answer with (412/304) or 0 to proceed.
+int EvaluateConditions(const http::Request& req, const object::ObjectRecord& rec) {
+  int64_t mtime_s = rec.mtime_ns / 1000000000;
+  const std::string* if_match = req.Header("if-match");
+  const std::string* if_none_match = req.Header("if-none-match");
+  if (if_match && !EtagMatches(*if_match, rec.etag)) return 412;
+  if (!if_match) {
+    if (const std::string* h = req.Header("if-unmodified-since")) {
+      auto t = ParseHttpDate(*h);
+      if (t && mtime_s > *t) return 412;
+    }
+  }
+  if (if_none_match && EtagMatches(*if_none_match, rec.etag)) return 304;
+  if (!if_none_match) {
+    if (const std::string* h = req.Header("if-modified-since")) {
+      auto t = ParseHttpDate(*h);
+      if (t && mtime_s <= *t) return 304;
+    }
+  }
+  return 0;
+}
+
+void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
+  const object::ObjectHeaders& oh = rec.headers;
+  auto pick = [&](const char* param, const std::string& stored) -> const std::string* {
+    if (const std::string* v = ctx.route.Query(param)) return v;
+    return stored.empty() ? nullptr : &stored;
+  };
+  static const std::string kDefaultType = "binary/octet-stream";
+  const std::string* type = pick("response-content-type", oh.content_type);
+  h->emplace_back("Content-Type", type ? *type : kDefaultType);
+  struct { const char* header; const char* param; const std::string& stored; } fields[] = {
+      {"Content-Encoding", "response-content-encoding", oh.content_encoding},
+      {"Content-Disposition", "response-content-disposition", oh.content_disposition},
+      {"Content-Language", "response-content-language", oh.content_language},
+      {"Cache-Control", "response-cache-control", oh.cache_control},
+      {"Expires", "response-expires", oh.expires},
+  };
+  for (const auto& f : fields) {
+    if (const std::string* v = pick(f.param, f.stored)) h->emplace_back(f.header, *v);
+  }
+  for (const auto& [name, value] : oh.user_metadata) h->emplace_back("x-amz-meta-" + name, value);
+}
+
+}  // namespace
+
+Error NotFoundError(OpContext& ctx) {
+  auto b = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!b.ok() && b.status().code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
+  return MakeError(ErrorCode::kNoSuchKey);
+}
+
+OpResult GetObject(OpContext& ctx, bool head) {
+  auto reader = ctx.engine.OpenObject(ctx.route.bucket, ctx.route.key);
+  if (!reader.ok()) {
+    if (reader.status().code() == Code::kNotFound) return NotFoundError(ctx);
+    return FromStatus(reader.status());
+  }
+  const object::ObjectRecord& rec = (*reader)->record();
+  http::Headers h = BaseHeaders(ctx);
+  h.emplace_back("ETag", "\"" + rec.etag + "\"");
+  h.emplace_back("Last-Modified", FormatHttpDate(rec.mtime_ns));
+  if (int status = EvaluateConditions(ctx.http, rec)) {
+    if (status == 412) return MakeError(ErrorCode::kPreconditionFailed);
+    ctx.out.Start(304, h, 0, false).IgnoreError();
+    return std::nullopt;
+  }
+  h.emplace_back("Accept-Ranges", "bytes");
+  AddObjectHeaders(ctx, rec, &h);
+
+  uint64_t first = 0, length = rec.size_bytes;
+  int status = 200;
+  if (const std::string* range = ctx.http.Header("range")) {
+    auto parsed = ParseRange(*range, rec.size_bytes);
+    if (auto* e = std::get_if<Error>(&parsed)) {
+      Error err = *e;
+      err.headers.emplace_back("Content-Range", "bytes */" + std::to_string(rec.size_bytes));
+      return err;
+    }
+    if (auto r = std::get<std::optional<ByteRange>>(parsed)) {
+      first = r->first;
+      length = r->length;
+      status = 206;
+      h.emplace_back("Content-Range", "bytes " + std::to_string(first) + "-" +
+                                          std::to_string(first + length - 1) + "/" +
+                                          std::to_string(rec.size_bytes));
+    }
+  }
+  if (!ctx.out.Start(status, h, length, !head).ok() || head || length == 0) return std::nullopt;
+
+  auto buf = std::make_unique<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
+  uint64_t offset = first, end = first + length;
+  while (offset < end) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kGetBufferBytes, end - offset));
+    auto n = (*reader)->ReadAt(offset, buf.get(), want);
+    if (!n.ok() || *n == 0) {
+      // Headers are gone already: the only honest signal left is to cut the
+      // connection, so the client sees a short body and retries.
+      ctx.out.CloseAfterResponse();
+      return std::nullopt;
+    }
+    if (!ctx.out.Write(std::string_view(buf.get(), *n)).ok()) return std::nullopt;
+    offset += *n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace strata::s3

@@ -1,0 +1,60 @@
+// What every S3 operation receives: the parsed request, its route, the
+// (already authenticated, decoded) body, the response writer and the engine.
+// Operations write the success response themselves and return an Error
+// value otherwise; service.cc renders errors in one place.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/byte_source.h"
+#include "http/request.h"
+#include "object/engine.h"
+#include "s3/errors.h"
+#include "s3/router.h"
+
+namespace strata::s3 {
+
+struct ServiceConfig {
+  std::string region = "us-east-1";
+  std::string domain;
+  uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
+};
+
+struct OpContext {
+  const http::Request& http;
+  const Route& route;
+  ByteSource& body;
+  http::ResponseWriter& out;
+  object::ObjectEngine& engine;
+  const ServiceConfig& config;
+  std::string request_id;
+  std::string access_key;
+};
+
+using OpResult = std::optional<Error>;
+
+// Headers every response carries (request id, date, server).
+http::Headers BaseHeaders(const OpContext& ctx);
+// Sends a 200 (or `status`) XML document; errors writing mean the client left.
+OpResult SendXml(OpContext& ctx, const std::string& xml, int status = 200);
+// Sends an empty response with the given status and extra headers.
+OpResult SendEmpty(OpContext& ctx, int status, http::Headers headers = {});
+// Reads a small request body (XML) fully, refusing more than max_bytes.
+std::variant<std::string, Error> ReadSmallBody(OpContext& ctx, size_t max_bytes);
+
+// NoSuchBucket if the bucket is gone, else NoSuchKey.
+Error NotFoundError(OpContext& ctx);
+
+OpResult ListBuckets(OpContext& ctx);
+OpResult CreateBucket(OpContext& ctx);
+OpResult DeleteBucket(OpContext& ctx);
+OpResult HeadBucket(OpContext& ctx);
+OpResult GetBucketLocation(OpContext& ctx);
+OpResult ListObjects(OpContext& ctx, bool v2);
+OpResult PutObject(OpContext& ctx);
+OpResult GetObject(OpContext& ctx, bool head);
+OpResult DeleteObject(OpContext& ctx);
+OpResult DeleteObjects(OpContext& ctx);
+
+}  // namespace strata::s3

@@ -1,0 +1,168 @@
+#include "s3/router.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "common/encoding.h"
+
+namespace strata::s3 {
+
+bool Route::Has(std::string_view name) const { return Query(name) != nullptr; }
+
+const std::string* Route::Query(std::string_view name) const {
+  for (const auto& [k, v] : query) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+bool IsValidBucketName(std::string_view name) {
+  if (name.size() < 3 || name.size() > 63) return false;
+  auto alnum = [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  int dots = 0;
+  bool all_digits_and_dots = true;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (!(alnum(c) || c == '.' || c == '-')) return false;
+    if (c == '.') {
+      ++dots;
+      if (i > 0 && name[i - 1] == '.') return false;
+    } else if (!std::isdigit(static_cast<unsigned char>(c))) {
+      all_digits_and_dots = false;
+    }
+  }
+  if (dots == 3 && all_digits_and_dots) return false;  // looks like an IP address
+  if (name.starts_with("xn--") || name.starts_with("sthree-") || name.ends_with("-s3alias") ||
+      name.ends_with("--ol-s3")) {
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Sub-resources S3 defines that strata does not implement yet: answered with
+// NotImplemented rather than silently treated as a plain object/bucket request.
+constexpr std::array<std::string_view, 30> kUnimplementedSubresources = {
+    "accelerate", "acl", "analytics", "attributes", "cors", "encryption",
+    "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "logging", "metrics",
+    "notification", "object-lock", "ownershipControls", "partNumber", "policy", "policyStatus",
+    "publicAccessBlock", "replication", "requestPayment", "restore", "retention", "select",
+    "tagging", "torrent", "uploadId", "uploads", "versioning", "versions"};
+constexpr std::array<std::string_view, 1> kMoreUnimplemented = {"website"};
+
+bool IsUnimplemented(std::string_view name) {
+  return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
+             kUnimplementedSubresources.end() ||
+         std::find(kMoreUnimplemented.begin(), kMoreUnimplemented.end(), name) !=
+             kMoreUnimplemented.end();
+}
+
+bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::string>>* out) {
+  while (!raw.empty()) {
+    size_t amp = raw.find('&');
+    std::string_view part = raw.substr(0, amp);
+    raw = amp == std::string_view::npos ? std::string_view() : raw.substr(amp + 1);
+    if (part.empty()) continue;
+    size_t eq = part.find('=');
+    auto name = UriDecode(part.substr(0, eq), /*plus_as_space=*/true);
+    auto value = eq == std::string_view::npos
+                     ? std::optional<std::string>("")
+                     : UriDecode(part.substr(eq + 1), /*plus_as_space=*/true);
+    if (!name || !value) return false;
+    out->emplace_back(std::move(*name), std::move(*value));
+  }
+  return true;
+}
+
+// "Host: bucket.domain:port" -> "bucket" when virtual-host style applies.
+std::string VirtualHostBucket(const http::Request& req, const RouterConfig& config) {
+  if (config.domain.empty()) return {};
+  const std::string* host = req.Header("host");
+  if (!host) return {};
+  std::string h = *host;
+  if (size_t colon = h.rfind(':'); colon != std::string::npos && h.find(']') == std::string::npos) {
+    h.resize(colon);
+  }
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string suffix = "." + config.domain;
+  if (h.size() > suffix.size() && h.ends_with(suffix)) return h.substr(0, h.size() - suffix.size());
+  return {};
+}
+
+std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
+  const std::string& m = req.method;
+  if (r.bucket.empty()) {
+    if (m == "GET") return Op::kListBuckets;
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
+  if (r.key.empty()) {
+    if (m == "GET" && r.Has("location")) return Op::kGetBucketLocation;
+    if (m == "POST" && r.Has("delete")) return Op::kDeleteObjects;
+    if (m == "GET") {
+      const std::string* lt = r.Query("list-type");
+      if (lt && *lt == "2") return Op::kListObjectsV2;
+      if (lt) return MakeError(ErrorCode::kInvalidArgument, "Invalid list-type");
+      return Op::kListObjectsV1;
+    }
+    if (m == "PUT") return Op::kCreateBucket;
+    if (m == "DELETE") return Op::kDeleteBucket;
+    if (m == "HEAD") return Op::kHeadBucket;
+    if (m == "POST") return MakeError(ErrorCode::kNotImplemented, "POST object upload is not implemented");
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
+  if (m == "PUT") {
+    if (req.Header("x-amz-copy-source")) {
+      return MakeError(ErrorCode::kNotImplemented, "CopyObject is not implemented yet");
+    }
+    return Op::kPutObject;
+  }
+  if (m == "GET") return Op::kGetObject;
+  if (m == "HEAD") return Op::kHeadObject;
+  if (m == "DELETE") return Op::kDeleteObject;
+  if (m == "POST") return MakeError(ErrorCode::kNotImplemented);
+  return MakeError(ErrorCode::kMethodNotAllowed);
+}
+
+}  // namespace
+
+std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterConfig& config) {
+  Route r;
+  if (!ParseQuery(req.raw_query, &r.query)) {
+    return MakeError(ErrorCode::kInvalidArgument, "Malformed query string");
+  }
+  if (!req.raw_path.starts_with("/")) {
+    return MakeError(ErrorCode::kInvalidRequest, "Request target must be an absolute path");
+  }
+  auto path = UriDecode(req.raw_path);
+  if (!path) return MakeError(ErrorCode::kInvalidArgument, "Malformed URI path");
+  std::string_view rest = std::string_view(*path).substr(1);
+  r.bucket = VirtualHostBucket(req, config);
+  if (r.bucket.empty()) {
+    size_t slash = rest.find('/');
+    r.bucket = std::string(rest.substr(0, slash));
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  }
+  r.key = std::string(rest);
+  if (!r.bucket.empty() && !IsValidBucketName(r.bucket)) {
+    return MakeError(ErrorCode::kInvalidBucketName, "The specified bucket is not valid: " + r.bucket);
+  }
+  if (r.key.size() > 1024) return MakeError(ErrorCode::kKeyTooLongError);
+  if (!IsValidUtf8(r.key) || r.key.find('\0') != std::string::npos) {
+    return MakeError(ErrorCode::kInvalidArgument, "Object key must be valid UTF-8 without NUL");
+  }
+  for (const auto& [name, value] : r.query) {
+    if (IsUnimplemented(name)) {
+      return MakeError(ErrorCode::kNotImplemented,
+                       "The '" + name + "' sub-resource is not implemented");
+    }
+  }
+  auto op = PickOp(req, r);
+  if (auto* e = std::get_if<Error>(&op)) return *e;
+  r.op = std::get<Op>(op);
+  return r;
+}
+
+}  // namespace strata::s3

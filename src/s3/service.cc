@@ -1,0 +1,183 @@
+#include "s3/service.h"
+
+#include <cstdio>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/time_util.h"
+
+namespace strata::s3 {
+
+namespace {
+
+// Verifies the body against the SHA-256 the client signed, at end of stream.
+class Sha256CheckingSource : public ByteSource {
+ public:
+  Sha256CheckingSource(ByteSource* inner, std::string expected_hex)
+      : inner_(inner), expected_hex_(std::move(expected_hex)) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    auto r = inner_->Read(buf, n);
+    if (!r.ok()) return r;
+    if (*r > 0) {
+      hash_.Update(buf, *r);
+    } else if (!checked_) {
+      checked_ = true;
+      if (HexEncode(hash_.Final()) != expected_hex_) {
+        return Corruption("x-amz-content-sha256 does not match the body");
+      }
+    }
+    return r;
+  }
+
+ private:
+  ByteSource* inner_;
+  std::string expected_hex_;
+  StreamHash hash_{StreamHash::Kind::kSha256};
+  bool checked_ = false;
+};
+
+Error FromAuthError(const auth::AuthError& e) {
+  using K = auth::AuthErrorKind;
+  switch (e.kind) {
+    case K::kMissing: return MakeError(ErrorCode::kAccessDenied, e.message);
+    case K::kMalformedHeader: return MakeError(ErrorCode::kAuthorizationHeaderMalformed, e.message);
+    case K::kMalformedQuery:
+      return MakeError(ErrorCode::kAuthorizationQueryParametersError, e.message);
+    case K::kUnsupportedAlgorithm:
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "The authorization mechanism you have provided is not supported. Please "
+                       "use AWS4-HMAC-SHA256.");
+    case K::kInvalidAccessKeyId: return MakeError(ErrorCode::kInvalidAccessKeyId);
+    case K::kSignatureDoesNotMatch: return MakeError(ErrorCode::kSignatureDoesNotMatch);
+    case K::kRequestTimeTooSkewed: return MakeError(ErrorCode::kRequestTimeTooSkewed);
+    case K::kExpired: return MakeError(ErrorCode::kAccessDenied, "Request has expired");
+    case K::kMissingDate:
+      return MakeError(ErrorCode::kAccessDenied,
+                       "AWS authentication requires a valid Date or x-amz-date header");
+    case K::kInvalidContentSha256:
+      return MakeError(ErrorCode::kInvalidArgument, "x-amz-content-sha256 must be a SHA-256 hex "
+                                                    "digest or a supported payload mode");
+  }
+  return MakeError(ErrorCode::kAccessDenied);
+}
+
+OpResult Dispatch(OpContext& ctx) {
+  switch (ctx.route.op) {
+    case Op::kListBuckets: return ListBuckets(ctx);
+    case Op::kCreateBucket: return CreateBucket(ctx);
+    case Op::kDeleteBucket: return DeleteBucket(ctx);
+    case Op::kHeadBucket: return HeadBucket(ctx);
+    case Op::kGetBucketLocation: return GetBucketLocation(ctx);
+    case Op::kListObjectsV1: return ListObjects(ctx, false);
+    case Op::kListObjectsV2: return ListObjects(ctx, true);
+    case Op::kDeleteObjects: return DeleteObjects(ctx);
+    case Op::kPutObject: return PutObject(ctx);
+    case Op::kGetObject: return GetObject(ctx, false);
+    case Op::kHeadObject: return GetObject(ctx, true);
+    case Op::kDeleteObject: return DeleteObject(ctx);
+  }
+  return MakeError(ErrorCode::kNotImplemented);
+}
+
+}  // namespace
+
+Service::Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config)
+    : engine_(engine), verifier_(std::move(secrets)), config_(std::move(config)) {
+  id_prefix_ = HexEncode(RandomBytes(4));
+  for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+}
+
+std::string Service::NextRequestId() {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%s%08llX", id_prefix_.c_str(),
+                static_cast<unsigned long long>(next_id_.fetch_add(1)));
+  return buf;
+}
+
+void Service::SendError(const Error& error, const http::Request* req, std::string_view resource,
+                        const std::string& request_id, http::ResponseWriter& out) {
+  if (out.started()) {  // too late for a status: cut the connection instead
+    out.CloseAfterResponse();
+    return;
+  }
+  http::Headers h = {{"x-amz-request-id", request_id},
+                     {"x-amz-id-2", request_id},
+                     {"Date", FormatHttpDate(UnixNowNs())},
+                     {"Server", "strata"},
+                     {"Content-Type", "application/xml"}};
+  h.insert(h.end(), error.headers.begin(), error.headers.end());
+  bool head = req && req->method == "HEAD";
+  std::string xml = RenderErrorXml(error, resource, request_id);
+  if (error.HttpStatus() >= 500) {
+    STRATA_LOG("%d %s on %s %s", error.HttpStatus(), std::string(error.CodeString()).c_str(),
+               req ? req->method.c_str() : "-", req ? req->target.c_str() : "-");
+  }
+  if (head) {
+    out.Start(error.HttpStatus(), h, 0, false).IgnoreError();
+    return;
+  }
+  if (out.Start(error.HttpStatus(), h, xml.size()).ok()) out.Write(xml).IgnoreError();
+}
+
+void Service::HandleProtocolError(http::ProtocolError error, http::ResponseWriter& out) {
+  Error e = MakeError(ErrorCode::kInvalidRequest, "Malformed HTTP request");
+  if (error == http::ProtocolError::kHeaderTooLarge) {
+    e = MakeError(ErrorCode::kRequestHeaderSectionTooLarge);
+  } else if (error == http::ProtocolError::kTimeout) {
+    e = MakeError(ErrorCode::kRequestTimeout);
+  }
+  SendError(e, nullptr, "", NextRequestId(), out);
+}
+
+void Service::Handle(const http::Request& req, ByteSource& raw_body, http::ResponseWriter& out) {
+  std::string request_id = NextRequestId();
+  std::string resource = req.raw_path;
+  auto routed = RouteRequest(req, RouterConfig{config_.domain});
+  if (auto* e = std::get_if<Error>(&routed)) return SendError(*e, &req, resource, request_id, out);
+  const Route& route = std::get<Route>(routed);
+
+  auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers};
+  auto verified = verifier_.Verify(view, UnixNowNs() / 1000000000);
+  if (auto* e = std::get_if<auth::AuthError>(&verified)) {
+    return SendError(FromAuthError(*e), &req, resource, request_id, out);
+  }
+  const auth::AuthContext& auth_ctx = std::get<auth::AuthContext>(verified);
+
+  // The body the operation reads: decoded and verified per the payload mode.
+  ByteSource* body = &raw_body;
+  std::unique_ptr<ByteSource> wrapper;
+  switch (auth_ctx.payload_mode) {
+    case auth::PayloadMode::kSignedPayload:
+      wrapper = std::make_unique<Sha256CheckingSource>(body, auth_ctx.payload_sha256_hex);
+      break;
+    case auth::PayloadMode::kStreamingSigned:
+    case auth::PayloadMode::kStreamingSignedTrailer:
+    case auth::PayloadMode::kStreamingUnsignedTrailer: {
+      const std::string* decoded = req.Header("x-amz-decoded-content-length");
+      if (!decoded) {
+        return SendError(MakeError(ErrorCode::kMissingContentLength,
+                                   "x-amz-decoded-content-length is required for aws-chunked"),
+                         &req, resource, request_id, out);
+      }
+      uint64_t length = std::strtoull(decoded->c_str(), nullptr, 10);
+      wrapper = std::make_unique<auth::AwsChunkedSource>(body, auth_ctx, length);
+      break;
+    }
+    case auth::PayloadMode::kUnsignedPayload:
+      break;
+  }
+  if (wrapper) body = wrapper.get();
+
+  OpContext ctx{req, route, *body, out, *engine_, config_, request_id, auth_ctx.access_key};
+  OpResult result;
+  try {
+    result = Dispatch(ctx);
+  } catch (const std::exception& e) {
+    STRATA_LOG("operation threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());
+    result = MakeError(ErrorCode::kInternalError);
+  }
+  if (result) SendError(*result, &req, resource, request_id, out);
+}
+
+}  // namespace strata::s3

@@ -1,0 +1,34 @@
+// The S3 front end: authenticates a request, routes it to its operation and
+// renders every error as S3 XML. Plugs into http::Server as its handler.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "auth/sigv4.h"
+#include "http/request.h"
+#include "object/engine.h"
+#include "s3/ops/op_context.h"
+
+namespace strata::s3 {
+
+class Service {
+ public:
+  Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config);
+
+  void Handle(const http::Request& req, ByteSource& body, http::ResponseWriter& out);
+  void HandleProtocolError(http::ProtocolError error, http::ResponseWriter& out);
+
+ private:
+  std::string NextRequestId();
+  void SendError(const Error& error, const http::Request* req, std::string_view resource,
+                 const std::string& request_id, http::ResponseWriter& out);
+
+  object::ObjectEngine* engine_;
+  auth::Verifier verifier_;
+  ServiceConfig config_;
+  std::string id_prefix_;
+  std::atomic<uint64_t> next_id_{0};
+};
+
+}  // namespace strata::s3

@@ -1,0 +1,77 @@
+#include "s3/xml.h"
+
+#include <pugixml.hpp>
+
+namespace strata::s3 {
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\r': out += "&#13;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+XmlWriter::XmlWriter() : out_("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") {}
+
+void XmlWriter::Open(std::string_view name) {
+  out_.append("<").append(name);
+  // AWS puts its namespace on result documents but not on <Error>, and
+  // botocore's error parser only finds <Code> without it.
+  if (first_ && name != "Error") out_.append(" xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"");
+  first_ = false;
+  out_.append(">");
+}
+
+void XmlWriter::Close(std::string_view name) { out_.append("</").append(name).append(">"); }
+
+void XmlWriter::Element(std::string_view name, std::string_view text) {
+  first_ = false;
+  out_.append("<").append(name).append(">").append(XmlEscape(text));
+  out_.append("</").append(name).append(">");
+}
+
+namespace {
+bool Parse(std::string_view xml, pugi::xml_document* doc) {
+  pugi::xml_parse_result r =
+      doc->load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
+  return static_cast<bool>(r);
+}
+}  // namespace
+
+std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("Delete");
+  if (!root) return std::nullopt;
+  DeleteRequest req;
+  std::string_view quiet = root.child_value("Quiet");
+  req.quiet = quiet == "true" || quiet == "True";
+  for (pugi::xml_node obj : root.children("Object")) {
+    pugi::xml_node key = obj.child("Key");
+    if (!key) return std::nullopt;
+    req.keys.emplace_back(key.child_value());
+  }
+  if (req.keys.empty() || req.keys.size() > 1000) return std::nullopt;
+  return req;
+}
+
+std::optional<std::string> ParseCreateBucketConfiguration(std::string_view xml) {
+  if (xml.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string();
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("CreateBucketConfiguration");
+  if (!root) return std::nullopt;
+  return std::string(root.child_value("LocationConstraint"));
+}
+
+}  // namespace strata::s3

@@ -1,0 +1,39 @@
+// XML for S3: a small escaping writer for responses, and pugixml-based
+// parsing of the request bodies S3 accepts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::s3 {
+
+class XmlWriter {
+ public:
+  XmlWriter();
+  // Opens <name> (with the S3 namespace on the first element).
+  void Open(std::string_view name);
+  void Close(std::string_view name);
+  void Element(std::string_view name, std::string_view text);
+  std::string Finish() { return std::move(out_); }
+
+ private:
+  std::string out_;
+  bool first_ = true;
+};
+
+std::string XmlEscape(std::string_view s);
+
+// <Delete><Quiet/><Object><Key/><VersionId/></Object>...</Delete>
+struct DeleteRequest {
+  bool quiet = false;
+  std::vector<std::string> keys;
+};
+std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml);
+
+// <CreateBucketConfiguration><LocationConstraint/></...>; empty body ok.
+// nullopt on malformed XML; the region ("" if none given) otherwise.
+std::optional<std::string> ParseCreateBucketConfiguration(std::string_view xml);
+
+}  // namespace strata::s3

@@ -1,0 +1,86 @@
+#include "server/config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+
+namespace strata::server {
+
+std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args) {
+  Config c;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string* {
+      return i + 1 < args.size() ? &args[++i] : nullptr;
+    };
+    const std::string* v = nullptr;
+    if (a == "--listen") {
+      if (!(v = value())) return "--listen needs HOST:PORT";
+      size_t colon = v->rfind(':');
+      if (colon == std::string::npos) return "--listen needs HOST:PORT, got " + *v;
+      c.listen_host = v->substr(0, colon);
+      char* end = nullptr;
+      long port = std::strtol(v->c_str() + colon + 1, &end, 10);
+      if (*end != '\0' || port < 0 || port > 65535) return "bad port in --listen " + *v;
+      c.listen_port = static_cast<int>(port);
+    } else if (a == "--data") {
+      if (!(v = value())) return "--data needs a directory";
+      c.data_dir = *v;
+    } else if (a == "--domain") {
+      if (!(v = value())) return "--domain needs a domain name";
+      c.domain = *v;
+    } else if (a == "--region") {
+      if (!(v = value())) return "--region needs a name";
+      c.region = *v;
+    } else if (a == "--workers") {
+      if (!(v = value()) || std::atoi(v->c_str()) <= 0) return "--workers needs a positive number";
+      c.workers = std::atoi(v->c_str());
+    } else {
+      return "unknown option " + a;
+    }
+  }
+  return c;
+}
+
+std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string& data_dir) {
+  const char* user = std::getenv("STRATA_ROOT_USER");
+  const char* password = std::getenv("STRATA_ROOT_PASSWORD");
+  if (user && password && *user && *password) {
+    if (std::string(password).size() < 8) return "STRATA_ROOT_PASSWORD must be at least 8 characters";
+    return RootCredentials{user, password, false};
+  }
+  if ((user && *user) != (password && *password)) {
+    return "set both STRATA_ROOT_USER and STRATA_ROOT_PASSWORD, or neither";
+  }
+  std::string path = data_dir + "/root-credentials";
+  std::ifstream in(path);
+  if (in) {
+    RootCredentials c;
+    std::getline(in, c.access_key);
+    std::getline(in, c.secret_key);
+    if (c.access_key.empty() || c.secret_key.empty()) return path + " is malformed";
+    return c;
+  }
+  RootCredentials c;
+  c.access_key = "STRATA" + HexEncode(RandomBytes(7));
+  for (char& ch : c.access_key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  c.secret_key = Base64Encode(RandomBytes(30));
+  c.generated = true;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot create " + path;
+  std::string text = c.access_key + "\n" + c.secret_key + "\n";
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return "cannot write " + path;
+  return c;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,32 @@
+// Command-line configuration of `strata server`.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace strata::server {
+
+struct Config {
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 9000;
+  std::string data_dir = "./data";
+  std::string domain;  // virtual-host style base domain (optional)
+  std::string region = "us-east-1";
+  int workers = 64;
+};
+
+// Parses argv after the "server" word; returns the config or an error text.
+std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args);
+
+struct RootCredentials {
+  std::string access_key;
+  std::string secret_key;
+  bool generated = false;
+};
+
+// From STRATA_ROOT_USER/STRATA_ROOT_PASSWORD, else from <data>/root-credentials,
+// else freshly generated and stored there (mode 0600). Never a fixed default.
+std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string& data_dir);
+
+}  // namespace strata::server
