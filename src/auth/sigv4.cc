@@ -188,8 +188,8 @@ std::optional<int64_t> ParseHttpDate(std::string_view s) {
     if (!AllDigits(part)) return std::nullopt;
   }
   const int month = static_cast<int>(month_index / 3) + 1;
-  int64_t t = UnixSeconds(ToInt(year), month, ToInt(day), ToInt(hour), ToInt(minute),
-                          ToInt(second));
+  int64_t t =
+      UnixSeconds(ToInt(year), month, ToInt(day), ToInt(hour), ToInt(minute), ToInt(second));
   // Round-trip through the ISO form to reject out-of-range fields.
   std::string iso = std::string(year) + (month < 10 ? "0" : "") + std::to_string(month);
   for (std::string_view part : {day, std::string_view("T"), hour, minute, second}) iso.append(part);
@@ -297,7 +297,8 @@ QueryParams DecodeQuery(std::string_view raw_query) {
     std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
     std::optional<std::string> k = UriDecode(key, /*plus_as_space=*/true);
     std::optional<std::string> v = UriDecode(value, /*plus_as_space=*/true);
-    params.emplace_back(k ? std::move(*k) : std::string(key), v ? std::move(*v) : std::string(value));
+    params.emplace_back(k ? std::move(*k) : std::string(key),
+                        v ? std::move(*v) : std::string(value));
   }
   return params;
 }
@@ -339,8 +340,7 @@ std::string StringToSign(const RequestView& req, const SignedRequest& s) {
   std::string canonical_request = JoinLines(
       {req.method, CanonicalUri(req.raw_path), s.canonical_query,
        CanonicalHeaders(req.headers, s.signed_headers), s.signed_headers, s.payload.hash});
-  return JoinLines(
-      {kAlgorithm, s.amz_date, s.credential.Scope(), Sha256Hex(canonical_request)});
+  return JoinLines({kAlgorithm, s.amz_date, s.credential.Scope(), Sha256Hex(canonical_request)});
 }
 
 // ---- Authorization header ----------------------------------------------------
@@ -377,8 +377,8 @@ Parsed<AuthorizationFields> ParseAuthorization(std::string_view value) {
                              : key == "Signature"     ? &fields.signature
                                                       : nullptr;
     if (eq == std::string_view::npos || slot == nullptr || !slot->empty()) {
-      return Fail(kMalformed, "unexpected or repeated Authorization component '" +
-                                  std::string(key) + "'");
+      return Fail(kMalformed,
+                  "unexpected or repeated Authorization component '" + std::string(key) + "'");
     }
     *slot = part.substr(eq + 1);
   }
@@ -597,9 +597,8 @@ std::variant<AuthContext, AuthError> Verifier::Verify(const RequestView& req, in
     return Fail(AuthErrorKind::kMissing, "request carries no credentials");
   }
   Parsed<SignedRequest> parsed =
-      authorization != nullptr
-          ? ParseHeaderAuth(req, *authorization, now_unix, max_skew_seconds_)
-          : ParsePresigned(req, params, now_unix, max_skew_seconds_);
+      authorization != nullptr ? ParseHeaderAuth(req, *authorization, now_unix, max_skew_seconds_)
+                               : ParsePresigned(req, params, now_unix, max_skew_seconds_);
   if (auto* e = std::get_if<AuthError>(&parsed)) return *e;
   SignedRequest& s = std::get<SignedRequest>(parsed);
 
@@ -643,8 +642,7 @@ struct ChunkHeader {
 Status ParseChunkHeader(std::string_view line, bool signed_chunks, ChunkHeader* out) {
   size_t semi = line.find(';');
   std::string_view size_hex = line.substr(0, semi);
-  if (size_hex.empty() || size_hex.size() > 8 ||
-      !IsHexDigits(size_hex, size_hex.size())) {
+  if (size_hex.empty() || size_hex.size() > 8 || !IsHexDigits(size_hex, size_hex.size())) {
     return InvalidArgument("aws-chunked: invalid chunk size");
   }
   out->size = std::stoull(std::string(size_hex), nullptr, 16);
@@ -784,8 +782,7 @@ Status AwsChunkedSource::State::ReadSignedChunk(const ChunkHeader& header) {
 Status AwsChunkedSource::State::FinishBody(std::string_view final_signature) {
   if (signed_chunks) {
     RETURN_IF_ERROR(VerifyChained(JoinLines({"AWS4-HMAC-SHA256-PAYLOAD", amz_date, scope,
-                                             previous_signature, kEmptySha256Hex,
-                                             kEmptySha256Hex}),
+                                             previous_signature, kEmptySha256Hex, kEmptySha256Hex}),
                                   final_signature, "final chunk"));
   }
   if (declared_bytes != decoded_length) {
@@ -831,8 +828,8 @@ Status AwsChunkedSource::State::ReadTrailers() {
   if (!IsHexDigits(signature, kSignatureHexChars)) {
     return InvalidArgument("aws-chunked: missing or malformed x-amz-trailer-signature");
   }
-  return VerifyChained(JoinLines({"AWS4-HMAC-SHA256-TRAILER", amz_date, scope,
-                                  previous_signature, Sha256Hex(canonical)}),
+  return VerifyChained(JoinLines({"AWS4-HMAC-SHA256-TRAILER", amz_date, scope, previous_signature,
+                                  Sha256Hex(canonical)}),
                        signature, "trailer");
 }
 
@@ -919,12 +916,11 @@ Status AwsChunkedSource::State::ExpectCrlf() {
   return Status::OK();
 }
 
-AwsChunkedSource::AwsChunkedSource(ByteSource* raw, const AuthContext& ctx,
-                                   uint64_t decoded_length)
+AwsChunkedSource::AwsChunkedSource(ByteSource* raw, const AuthContext& ctx, uint64_t decoded_length)
     : raw_(raw),
       ctx_(ctx),
       decoded_length_(decoded_length),
-      state_(std::make_shared<State>(raw, ctx, decoded_length)) {}
+      state_(std::make_shared<State>(raw_, ctx_, decoded_length_)) {}
 
 Result<size_t> AwsChunkedSource::Read(char* buf, size_t n) {
   Result<size_t> r = state_->Read(buf, n);

@@ -118,13 +118,17 @@ class BodySource : public ByteSource {
 
 class Writer : public ResponseWriter {
  public:
-  Writer(TimedStream& stream, bool close) : stream_(stream), close_(close) {}
+  // `parser` (optional) tells whether the request body was consumed; if not,
+  // the connection cannot be reused and the response says so.
+  Writer(TimedStream& stream, bool close, const Parser* parser = nullptr)
+      : stream_(stream), close_(close), parser_(parser) {}
 
   Status Start(int status, const Headers& headers, uint64_t content_length,
                bool send_body = true) override {
     if (started_) return Internal("response started twice");
     started_ = true;
     remaining_ = send_body ? content_length : 0;
+    if (parser_ && !parser_->is_done()) close_ = true;
     head_ = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
     for (const auto& [k, v] : headers) {
       head_.append(k).append(": ").append(v).append("\r\n");
@@ -164,6 +168,7 @@ class Writer : public ResponseWriter {
 
   TimedStream& stream_;
   bool close_;
+  const Parser* parser_;
   bool started_ = false;
   bool failed_ = false;
   uint64_t remaining_ = 0;
@@ -298,7 +303,7 @@ class ServerImpl : public Server {
       const std::string* expect = req.Header("expect");
       bool expect_continue = expect && beast::iequals(*expect, "100-continue");
       BodySource body(parser, stream, conn.buffer, expect_continue);
-      Writer out(stream, !parser.keep_alive());
+      Writer out(stream, !parser.keep_alive(), &parser);
       try {
         handler_(req, body, out);
       } catch (const std::exception& e) {

@@ -1,0 +1,93 @@
+#include "s3/router.h"
+
+#include <gtest/gtest.h>
+
+namespace strata::s3 {
+namespace {
+
+http::Request Req(std::string method, std::string target, std::string host = "localhost:9000") {
+  http::Request r;
+  r.method = std::move(method);
+  r.target = target;
+  size_t q = target.find('?');
+  r.raw_path = target.substr(0, q);
+  if (q != std::string::npos) r.raw_query = target.substr(q + 1);
+  r.headers.emplace_back("host", host);
+  return r;
+}
+
+Route Ok(const http::Request& req, RouterConfig cfg = {}) {
+  auto r = RouteRequest(req, cfg);
+  EXPECT_TRUE(std::holds_alternative<Route>(r)) << req.method << " " << req.target << " -> "
+                                                << (std::holds_alternative<Error>(r) ? std::get<Error>(r).CodeString() : "");
+  return std::holds_alternative<Route>(r) ? std::get<Route>(r) : Route{};
+}
+
+ErrorCode Err(const http::Request& req) {
+  auto r = RouteRequest(req, {});
+  EXPECT_TRUE(std::holds_alternative<Error>(r)) << req.method << " " << req.target;
+  return std::holds_alternative<Error>(r) ? std::get<Error>(r).code : ErrorCode::kInternalError;
+}
+
+TEST(Router, PathStyleOperations) {
+  EXPECT_EQ(Ok(Req("GET", "/")).op, Op::kListBuckets);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket")).op, Op::kCreateBucket);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket")).op, Op::kDeleteBucket);
+  EXPECT_EQ(Ok(Req("HEAD", "/bucket")).op, Op::kHeadBucket);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?location")).op, Op::kGetBucketLocation);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?list-type=2&prefix=a")).op, Op::kListObjectsV2);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/")).op, Op::kListObjectsV1);
+  EXPECT_EQ(Ok(Req("POST", "/bucket?delete")).op, Op::kDeleteObjects);
+  Route r = Ok(Req("PUT", "/bucket/dir/a%20b%2Bc"));
+  EXPECT_EQ(r.op, Op::kPutObject);
+  EXPECT_EQ(r.bucket, "bucket");
+  EXPECT_EQ(r.key, "dir/a b+c");
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k")).op, Op::kGetObject);
+  EXPECT_EQ(Ok(Req("HEAD", "/bucket/k")).op, Op::kHeadObject);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket/k")).op, Op::kDeleteObject);
+}
+
+TEST(Router, VirtualHostStyle) {
+  RouterConfig cfg{"s3.example.com"};
+  Route r = Ok(Req("GET", "/some/key", "bucket.s3.example.com:9000"), cfg);
+  EXPECT_EQ(r.bucket, "bucket");
+  EXPECT_EQ(r.key, "some/key");
+  EXPECT_EQ(r.op, Op::kGetObject);
+  // The bare domain is path style.
+  r = Ok(Req("GET", "/bucket/key", "s3.example.com"), cfg);
+  EXPECT_EQ(r.bucket, "bucket");
+  EXPECT_EQ(r.key, "key");
+}
+
+TEST(Router, QueryIsDecoded) {
+  Route r = Ok(Req("GET", "/bkt?list-type=2&prefix=a%2Fb+c&delimiter=%2F"));
+  EXPECT_EQ(*r.Query("prefix"), "a/b c");
+  EXPECT_EQ(*r.Query("delimiter"), "/");
+}
+
+TEST(Router, Rejections) {
+  EXPECT_EQ(Err(Req("PUT", "/Bad_Bucket")), ErrorCode::kInvalidBucketName);
+  EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
+  EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket/k?tagging")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("GET", "/bucket/a%ZZ")), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Err(Req("GET", "/bucket/a%00b")), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Err(Req("GET", "/bucket/a%FFb")), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Err(Req("PATCH", "/bucket/k")), ErrorCode::kMethodNotAllowed);
+}
+
+TEST(Router, BucketNames) {
+  EXPECT_TRUE(IsValidBucketName(std::string(63, 'a')));
+  for (const char* good : {"abc", "my-bucket.1", "a.b-c"}) {
+    EXPECT_TRUE(IsValidBucketName(good)) << good;
+  }
+  for (const char* bad : {"ab", "ABC", "a_b", "-abc", "abc-", "a..b", "192.168.1.1", "xn--abc",
+                          "abc-s3alias", "sthree-x"}) {
+    EXPECT_FALSE(IsValidBucketName(bad)) << bad;
+  }
+  EXPECT_FALSE(IsValidBucketName(std::string(64, 'a')));
+}
+
+}  // namespace
+}  // namespace strata::s3
