@@ -24,6 +24,9 @@ namespace strata::s3 {
   X(kBucketNotEmpty, "BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")     \
   X(kEntityTooLarge, "EntityTooLarge", 400,                                                     \
     "Your proposed upload exceeds the maximum allowed object size.")                            \
+  X(kIllegalLocationConstraintException, "IllegalLocationConstraintException", 400,              \
+    "The location constraint is incompatible for the region specific endpoint this request "   \
+    "was sent to.")                                                                             \
   X(kIncompleteBody, "IncompleteBody", 400,                                                     \
     "You did not provide the number of bytes specified by the Content-Length HTTP header.")     \
   X(kInternalError, "InternalError", 500,                                                       \

@@ -60,7 +60,10 @@ bool IsUnimplemented(std::string_view name) {
              kMoreUnimplemented.end();
 }
 
-bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::string>>* out) {
+// Parses the query; names given without '=' (sub-resource style, "?delete")
+// are also collected in *valueless.
+bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::string>>* out,
+                std::vector<std::string>* valueless) {
   while (!raw.empty()) {
     size_t amp = raw.find('&');
     std::string_view part = raw.substr(0, amp);
@@ -72,6 +75,7 @@ bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::st
                      ? std::optional<std::string>("")
                      : UriDecode(part.substr(eq + 1), /*plus_as_space=*/true);
     if (!name || !value) return false;
+    if (eq == std::string_view::npos) valueless->push_back(*name);
     out->emplace_back(std::move(*name), std::move(*value));
   }
   return true;
@@ -130,7 +134,8 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
 
 std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterConfig& config) {
   Route r;
-  if (!ParseQuery(req.raw_query, &r.query)) {
+  std::vector<std::string> valueless;
+  if (!ParseQuery(req.raw_query, &r.query, &valueless)) {
     return MakeError(ErrorCode::kInvalidArgument, "Malformed query string");
   }
   if (!req.raw_path.starts_with("/")) {
@@ -157,6 +162,16 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
     if (IsUnimplemented(name)) {
       return MakeError(ErrorCode::kNotImplemented,
                        "The '" + name + "' sub-resource is not implemented");
+    }
+  }
+  // A valueless parameter names an operation ("?website"); the ones strata
+  // serves are handled above or below, any other is an operation it does not
+  // know. Parameters with values that strata does not know are ignored, as
+  // AWS does (SDKs add some, e.g. x-id).
+  for (const std::string& name : valueless) {
+    if (name != "location" && name != "delete") {
+      return MakeError(ErrorCode::kNotImplemented,
+                       "The '" + name + "' operation is not implemented");
     }
   }
   auto op = PickOp(req, r);

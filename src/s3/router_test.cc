@@ -71,6 +71,8 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("PUT", "/bucket/k?tagging")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?notanop")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k?x-id=GetObject&unknown=1")).op, Op::kGetObject);
   EXPECT_EQ(Err(Req("GET", "/bucket/a%ZZ")), ErrorCode::kInvalidArgument);
   EXPECT_EQ(Err(Req("GET", "/bucket/a%00b")), ErrorCode::kInvalidArgument);
   EXPECT_EQ(Err(Req("GET", "/bucket/a%FFb")), ErrorCode::kInvalidArgument);

@@ -51,7 +51,10 @@ Error FromAuthError(const auth::AuthError& e) {
     case K::kInvalidAccessKeyId: return MakeError(ErrorCode::kInvalidAccessKeyId);
     case K::kSignatureDoesNotMatch: return MakeError(ErrorCode::kSignatureDoesNotMatch);
     case K::kRequestTimeTooSkewed: return MakeError(ErrorCode::kRequestTimeTooSkewed);
-    case K::kExpired: return MakeError(ErrorCode::kAccessDenied, "Request has expired");
+    case K::kExpired:
+      return MakeError(ErrorCode::kAccessDenied, e.message.find("not valid yet") != std::string::npos
+                                                     ? "Request is not valid yet"
+                                                     : "Request has expired");
     case K::kMissingDate:
       return MakeError(ErrorCode::kAccessDenied,
                        "AWS authentication requires a valid Date or x-amz-date header");

@@ -32,6 +32,12 @@ OpResult CreateBucket(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&body)) return *e;
   auto region = ParseCreateBucketConfiguration(std::get<std::string>(body));
   if (!region) return MakeError(ErrorCode::kMalformedXML);
+  // As AWS: a bucket lives in the region of the endpoint it was created at.
+  if (!region->empty() && *region != ctx.config.region) {
+    return MakeError(ErrorCode::kIllegalLocationConstraintException,
+                     "The " + *region + " location constraint is incompatible for the region "
+                     "specific endpoint this request was sent to.");
+  }
   object::BucketRecord rec;
   rec.created_ns = UnixNowNs();
   rec.region = region->empty() ? ctx.config.region : *region;
