@@ -182,6 +182,7 @@ class ServerTestCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        cls.s3.close()
         cls.server.cleanup()
         shutil.rmtree(cls.home, ignore_errors=True)
 

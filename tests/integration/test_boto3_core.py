@@ -122,6 +122,7 @@ class Boto3CoreTest(ServerTestCase):
         srv = Server(extra_args=["--region", "eu-west-1"]).start()
         self.addCleanup(srv.cleanup)
         s3 = srv.boto3_client(region="eu-west-1")
+        self.addCleanup(s3.close)
         b = self.bucket_name()
         r = s3.create_bucket(Bucket=b, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
         self.assertEqual(r["ResponseMetadata"]["HTTPStatusCode"], 200)
@@ -672,8 +673,13 @@ class Boto3CoreTest(ServerTestCase):
         self.assertS3Error(self.s3.head_bucket, "404", 404, Bucket=b)
 
     # ---- presigned URLs ----------------------------------------------------
+    def client(self, **kw):
+        c = self.server.boto3_client(**kw)
+        self.addCleanup(c.close)
+        return c
+
     def presigner(self):
-        return self.server.boto3_client(signature_version="s3v4")
+        return self.client(signature_version="s3v4")
 
     def test_presigned_get(self):
         b = self.make_bucket()
@@ -734,7 +740,7 @@ class Boto3CoreTest(ServerTestCase):
     # ---- authentication ----------------------------------------------------
     def test_wrong_secret_key(self):
         b = self.make_bucket()
-        bad = self.server.boto3_client(secret_key=SECRET_KEY + "x")
+        bad = self.client(secret_key=SECRET_KEY + "x")
         self.assertS3Error(bad.list_buckets, "SignatureDoesNotMatch", 403)
         self.assertS3Error(bad.put_object, "SignatureDoesNotMatch", 403, Bucket=b, Key="k", Body=b"x")
         self.assertS3Error(bad.get_object, "SignatureDoesNotMatch", 403, Bucket=b, Key="k")
@@ -742,7 +748,7 @@ class Boto3CoreTest(ServerTestCase):
 
     def test_unknown_access_key(self):
         b = self.make_bucket()
-        bad = self.server.boto3_client(access_key="AKIDNOSUCHKEY0000000")
+        bad = self.client(access_key="AKIDNOSUCHKEY0000000")
         self.assertS3Error(bad.list_buckets, "InvalidAccessKeyId", 403)
         self.assertS3Error(bad.put_object, "InvalidAccessKeyId", 403, Bucket=b, Key="k", Body=b"x")
         self.assertS3Error(self.s3.head_object, "404", 404, Bucket=b, Key="k")

@@ -34,6 +34,7 @@ class ListingScaleTest(ServerTestCase):
 
         with ThreadPoolExecutor(16) as pool:
             list(pool.map(put, cls.keys))  # re-raises the first failure
+        client.close()
 
     # ---- helpers -----------------------------------------------------------
     def v2_pages(self, **kw):
