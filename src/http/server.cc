@@ -302,6 +302,16 @@ class ServerImpl : public Server {
       Request req = MakeRequest(parser, conn);
       const std::string* expect = req.Header("expect");
       bool expect_continue = expect && beast::iequals(*expect, "100-continue");
+      if (expect_continue && parser.is_done()) {
+        // An empty body with Expect: 100-continue. RFC 9110 lets us answer
+        // at once, but botocore < 1.43.77 (Debian 12's) then misreads the
+        // connection (boto/botocore#3755); the interim response costs nothing.
+        static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        iovec iov{const_cast<char*>(kContinue), sizeof(kContinue) - 1};
+        boost::system::error_code send_ec;
+        if (!stream.SendAll(&iov, 1, send_ec)) return Close(conn, false);
+        expect_continue = false;
+      }
       BodySource body(parser, stream, conn.buffer, expect_continue);
       Writer out(stream, !parser.keep_alive(), &parser);
       try {

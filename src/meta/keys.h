@@ -28,13 +28,17 @@ inline constexpr char kIntentPrefix = 'I';
 // 'G' garbage:         "G" + data file id: committed away, to be deleted
 //                                                              -> see object/record.h
 inline constexpr char kGarbagePrefix = 'G';
-// 'U' multipart upload: reserved, layout to be defined with multipart.
+// 'U' multipart upload: "U" + bucket + '\0' + key + '\0' + upload id
+//                                                              -> see object/record.h
 inline constexpr char kMultipartPrefix = 'U';
+// 'P' uploaded part:   "P" + upload id + BE32(part number)     -> see object/record.h
+inline constexpr char kPartPrefix = 'P';
 // 'C' config:          "C" + name (e.g. "Croot-credentials")  -> see object/record.h
 inline constexpr char kConfigPrefix = 'C';
 
-inline constexpr char kAllPrefixes[] = {kBucketPrefix,  kObjectPrefix,    kIntentPrefix,
-                                        kGarbagePrefix, kMultipartPrefix, kConfigPrefix};
+inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
+                                        kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
+                                        kConfigPrefix};
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {
@@ -110,6 +114,55 @@ inline std::string GarbageKey(std::string_view data_file_id) {
   std::string k(1, kGarbagePrefix);
   k.append(data_file_id);
   return k;
+}
+
+// All multipart uploads of `bucket` (ordered by key, then upload id).
+inline std::string UploadPrefix(std::string_view bucket) {
+  std::string k(1, kMultipartPrefix);
+  k.append(bucket);
+  k.push_back('\0');
+  return k;
+}
+
+// Upload ids are fixed-length hex without '\0', so the last '\0' ends the key.
+inline std::string UploadKey(std::string_view bucket, std::string_view key,
+                             std::string_view upload_id) {
+  std::string k = UploadPrefix(bucket);
+  k.append(key);
+  k.push_back('\0');
+  k.append(upload_id);
+  return k;
+}
+
+inline bool ParseUploadKey(std::string_view raw, std::string* bucket, std::string* key,
+                           std::string* upload_id) {
+  if (raw.size() < 3 || raw[0] != kMultipartPrefix) return false;
+  std::string_view body = raw.substr(1);
+  size_t first = body.find('\0');
+  size_t last = body.rfind('\0');
+  if (first == std::string_view::npos || first == last) return false;
+  bucket->assign(body.substr(0, first));
+  key->assign(body.substr(first + 1, last - first - 1));
+  upload_id->assign(body.substr(last + 1));
+  return true;
+}
+
+inline std::string PartPrefix(std::string_view upload_id) {
+  std::string k(1, kPartPrefix);
+  k.append(upload_id);
+  return k;
+}
+
+inline std::string PartKey(std::string_view upload_id, uint32_t part_number) {
+  std::string k = PartPrefix(upload_id);
+  for (int i = 3; i >= 0; --i) k.push_back(static_cast<char>((part_number >> (8 * i)) & 0xFF));
+  return k;
+}
+
+inline uint32_t ParsePartNumber(std::string_view raw) {
+  uint32_t v = 0;
+  for (size_t i = raw.size() - 4; i < raw.size(); ++i) v = v << 8 | static_cast<unsigned char>(raw[i]);
+  return v;
 }
 
 inline std::string ConfigKey(std::string_view name) {

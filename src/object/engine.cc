@@ -1,5 +1,6 @@
 #include "object/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -30,10 +31,17 @@ ObjectWriter::~ObjectWriter() {
   if (!done_) Abort();
 }
 
+void ObjectWriter::SetChecksum(std::string algorithm, std::string value, std::string type) {
+  checksum_algorithm_ = std::move(algorithm);
+  checksum_value_ = std::move(value);
+  checksum_type_ = std::move(type);
+}
+
 Status ObjectWriter::Append(std::string_view data) {
   if (done_) return Internal("append after commit/abort");
   md5_->hash.Update(data.data(), data.size());
   size_bytes_ += data.size();
+  if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
     buffer_.append(data);
     if (buffer_.size() <= kInlineMaxBytes) return Status::OK();
@@ -66,10 +74,16 @@ const std::string& ObjectWriter::Md5() {
 Result<ObjectRecord> ObjectWriter::Commit(
     std::function<Status(const std::optional<ObjectRecord>&)> check) {
   if (done_) return Internal("commit twice");
+  if (!upload_id_.empty() && !file_) RETURN_IF_ERROR(SpillToFile());  // an empty part
   ObjectRecord rec;
   rec.size_bytes = size_bytes_;
   rec.etag = HexEncode(Md5());
   rec.headers = std::move(headers_);
+  rec.checksum_algorithm = checksum_algorithm_;
+  rec.checksum_value = checksum_value_;
+  rec.checksum_type = checksum_type_;
+  rec.tags = std::move(options_.tags);
+  rec.storage_class = std::move(options_.storage_class);
   if (file_) {
     rec.is_inline = false;
     rec.file_id = file_id_;
@@ -82,7 +96,14 @@ Result<ObjectRecord> ObjectWriter::Commit(
     rec.is_inline = true;
     rec.inline_data = std::move(buffer_);
   }
-  Status st = engine_->CommitVersion(bucket_, key_, rec, check);
+  Status st;
+  if (upload_id_.empty()) {
+    st = engine_->CommitVersion(bucket_, key_, rec, check);
+  } else {
+    PartRecord part{rec.size_bytes, rec.etag, engine_->NowNs(), file_id_, checksum_value_};
+    rec.mtime_ns = part.mtime_ns;
+    st = engine_->CommitPart(bucket_, key_, upload_id_, part_number_, std::move(part));
+  }
   if (!st.ok()) return st;  // the destructor aborts and removes the data file
   done_ = true;
   rec.inline_data.clear();
@@ -106,7 +127,13 @@ Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const 
     std::memcpy(buf, record_.inline_data.data() + offset, n);
     return n;
   }
-  return file_->ReadAt(offset, buf, n);
+  if (record_.parts.empty()) return files_[0]->ReadAt(offset, buf, n);
+  // The part holding `offset`; reads stop at its end (callers loop).
+  size_t i = std::upper_bound(part_starts_.begin(), part_starts_.end(), offset) -
+             part_starts_.begin() - 1;
+  uint64_t in_part = offset - part_starts_[i];
+  n = std::min<uint64_t>(n, record_.parts[i].size_bytes - in_part);
+  return files_[i]->ReadAt(in_part, buf, n);
 }
 
 // ---------------------------------------------------------------- engine
@@ -150,6 +177,10 @@ std::string ObjectEngine::DataPath(const std::string& file_id) const {
 std::mutex& ObjectEngine::KeyLock(const std::string& bucket, const std::string& key) {
   size_t h = std::hash<std::string>()(bucket) * 31 + std::hash<std::string>()(key);
   return key_locks_[h % key_locks_.size()];
+}
+
+std::mutex& ObjectEngine::UploadLock(const std::string& upload_id) {
+  return upload_locks_[std::hash<std::string>()(upload_id) % upload_locks_.size()];
 }
 
 std::shared_mutex& ObjectEngine::BucketLock(const std::string& bucket) {
@@ -205,10 +236,17 @@ Result<std::optional<std::pair<std::string, ObjectRecord>>> ObjectEngine::Latest
 }
 
 Status ObjectEngine::CommitVersion(
-    const std::string& bucket, const std::string& key, ObjectRecord record,
+    const std::string& bucket, const std::string& key, ObjectRecord& record,
     const std::function<Status(const std::optional<ObjectRecord>&)>& check) {
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
+  return CommitVersionLocked(bucket, key, record, check, {}, {});
+}
+
+Status ObjectEngine::CommitVersionLocked(
+    const std::string& bucket, const std::string& key, ObjectRecord& record,
+    const std::function<Status(const std::optional<ObjectRecord>&)>& check,
+    meta::WriteBatch batch, const std::vector<std::string>& extra_garbage) {
   ASSIGN_OR_RETURN(auto bucket_value, kv_->Get(meta::BucketKey(bucket)));
   if (!bucket_value) return NotFound("bucket " + bucket);
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
@@ -219,19 +257,16 @@ Status ObjectEngine::CommitVersion(
   }
   record.mtime_ns = NowNs();
   record.version_stamp = NextVersionStamp();
-  meta::WriteBatch batch;
-  std::string replaced_file;
+  std::vector<std::string> garbage = extra_garbage;
   if (latest) {  // unversioned bucket: the new version replaces the old one
     batch.Delete(latest->first);
-    if (!latest->second.is_inline) {
-      replaced_file = latest->second.file_id;
-      batch.Put(meta::GarbageKey(replaced_file), "");
-    }
+    for (std::string& f : latest->second.DataFiles()) garbage.push_back(std::move(f));
   }
-  if (!record.is_inline) batch.Delete(meta::IntentKey(record.file_id));
+  for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
+  if (!record.is_inline && !record.file_id.empty()) batch.Delete(meta::IntentKey(record.file_id));
   batch.Put(meta::ObjectVersionKey(bucket, key, record.version_stamp), EncodeObjectRecord(record));
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
-  if (!replaced_file.empty()) CollectGarbage(replaced_file);
+  for (const std::string& f : garbage) CollectGarbage(f);
   return Status::OK();
 }
 
@@ -261,9 +296,24 @@ Status ObjectEngine::DeleteBucket(const std::string& name) {
   it->Seek(prefix);
   RETURN_IF_ERROR(it->status());
   if (it->Valid() && it->key().starts_with(prefix)) return PreconditionFailed("bucket not empty");
+  // Unfinished multipart uploads go with the bucket.
   meta::WriteBatch batch;
+  std::vector<std::string> garbage;
+  std::string uploads = meta::UploadPrefix(name);
+  std::vector<std::pair<std::string, std::string>> pending;  // key, upload id
+  for (it->Seek(uploads); it->Valid() && it->key().starts_with(uploads); it->Next()) {
+    std::string b, key, id;
+    if (meta::ParseUploadKey(it->key(), &b, &key, &id)) pending.emplace_back(key, id);
+  }
+  for (const auto& [key, id] : pending) {
+    ASSIGN_OR_RETURN(auto files, DropUpload(name, key, id, &batch));
+    garbage.insert(garbage.end(), files.begin(), files.end());
+  }
+  for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
   batch.Delete(meta::BucketKey(name));
-  return kv_->Write(batch, /*sync=*/true);
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  for (const std::string& f : garbage) CollectGarbage(f);
+  return Status::OK();
 }
 
 Result<std::vector<std::pair<std::string, BucketRecord>>> ObjectEngine::ListBuckets() {
@@ -281,10 +331,24 @@ Result<std::vector<std::pair<std::string, BucketRecord>>> ObjectEngine::ListBuck
 
 Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string& bucket,
                                                               const std::string& key,
-                                                              ObjectHeaders headers) {
+                                                              ObjectHeaders headers,
+                                                              WriteOptions options) {
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(bucket)));
   if (!value) return NotFound("bucket " + bucket);
-  return std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
+  auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
+  writer->options_ = std::move(options);
+  return writer;
+}
+
+Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, Tags tags) {
+  std::shared_lock bucket_lock(BucketLock(bucket));
+  std::lock_guard key_lock(KeyLock(bucket, key));
+  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+  if (!latest) return NotFound("key " + key);
+  latest->second.tags = std::move(tags);
+  meta::WriteBatch batch;
+  batch.Put(latest->first, EncodeObjectRecord(latest->second));
+  return kv_->Write(batch, /*sync=*/true);
 }
 
 Result<ObjectRecord> ObjectEngine::HeadObject(const std::string& bucket, const std::string& key) {
@@ -311,16 +375,31 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string
     }
     auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
     reader->record_ = std::move(latest->second);
-    if (reader->record_.is_inline) return reader;
-    auto file = fs_->NewReadableFile(DataPath(reader->record_.file_id));
-    if (file.ok()) {
-      reader->file_ = std::move(file).value();
-      if (reader->file_->Size() != reader->record_.size_bytes) {
-        return Corruption("data file of " + bucket + "/" + key + " has the wrong size");
+    const ObjectRecord& rec = reader->record_;
+    if (rec.is_inline) return reader;
+    std::vector<uint64_t> sizes;
+    if (rec.parts.empty()) {
+      sizes.push_back(rec.size_bytes);
+    } else {
+      for (const PartRef& p : rec.parts) {
+        reader->part_starts_.push_back(sizes.empty() ? 0 : reader->part_starts_.back() + sizes.back());
+        sizes.push_back(p.size_bytes);
       }
-      return reader;
     }
-    if (file.status().code() != Code::kNotFound) return file.status();
+    std::vector<std::string> files = rec.DataFiles();
+    Status failed;
+    for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
+      auto file = fs_->NewReadableFile(DataPath(files[i]));
+      if (!file.ok()) {
+        failed = file.status();
+      } else if ((*file)->Size() != sizes[i]) {
+        return Corruption("data file of " + bucket + "/" + key + " has the wrong size");
+      } else {
+        reader->files_.push_back(std::move(file).value());
+      }
+    }
+    if (failed.ok()) return reader;
+    if (failed.code() != Code::kNotFound) return failed;
   }
   return Internal("object kept changing while opening " + bucket + "/" + key);
 }
@@ -334,9 +413,10 @@ Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& 
   if (!latest) return Status::OK();
   meta::WriteBatch batch;
   batch.Delete(latest->first);
-  if (!latest->second.is_inline) batch.Put(meta::GarbageKey(latest->second.file_id), "");
+  std::vector<std::string> files = latest->second.DataFiles();
+  for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
-  if (!latest->second.is_inline) CollectGarbage(latest->second.file_id);
+  for (const std::string& f : files) CollectGarbage(f);
   return Status::OK();
 }
 

@@ -37,6 +37,11 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 
 class ObjectEngine;
 
+struct WriteOptions {
+  Tags tags;
+  std::string storage_class;
+};
+
 // Streams one new object version in; nothing is visible until Commit().
 // Destroying an uncommitted writer aborts it (its data file is removed).
 class ObjectWriter {
@@ -46,6 +51,8 @@ class ObjectWriter {
   uint64_t size_bytes() const { return size_bytes_; }
   // MD5 of everything appended (raw 16 bytes); valid after the last Append.
   const std::string& Md5();
+  // Stores an additional checksum with the version (computed by the caller).
+  void SetChecksum(std::string algorithm, std::string value, std::string type);
   // Makes the object durable and visible. `check` runs under the key lock just
   // before the metadata commit with the current version (or nullopt): it can
   // refuse the write (conditional PUT).
@@ -61,6 +68,11 @@ class ObjectWriter {
   ObjectEngine* engine_;
   std::string bucket_, key_;
   ObjectHeaders headers_;
+  WriteOptions options_;
+  std::string checksum_algorithm_, checksum_value_, checksum_type_;
+  // Part mode (UploadPart): the part goes to its own file and a part record.
+  std::string upload_id_;
+  uint32_t part_number_ = 0;
   uint64_t size_bytes_ = 0;
   std::string buffer_;  // inline data until it exceeds kInlineMaxBytes
   std::string file_id_;
@@ -71,8 +83,8 @@ class ObjectWriter {
   bool done_ = false;
 };
 
-// Reads one object version; the data file stays readable even if the version
-// is replaced while reading (the open file outlives its unlink).
+// Reads one object version; its data files stay readable even if the version
+// is replaced while reading (an open file outlives its unlink).
 class ObjectReader {
  public:
   const ObjectRecord& record() const { return record_; }
@@ -81,8 +93,48 @@ class ObjectReader {
  private:
   friend class ObjectEngine;
   ObjectRecord record_;
-  std::unique_ptr<io::ReadableFile> file_;
+  std::vector<std::unique_ptr<io::ReadableFile>> files_;  // one, or one per part
+  std::vector<uint64_t> part_starts_;                     // offset of each part
 };
+
+// Multipart uploads.
+struct UploadInfo {
+  std::string key;
+  std::string upload_id;
+  UploadRecord record;
+};
+
+struct PartInfo {
+  uint32_t part_number = 0;
+  PartRecord record;
+};
+
+struct CompletePart {
+  uint32_t part_number = 0;
+  std::string etag;  // hex, without quotes
+};
+
+// Why CompleteUpload refused the part list (with Status InvalidArgument).
+enum class CompleteProblem { kNone, kInvalidPart, kInvalidPartOrder, kEntityTooSmall };
+
+struct ListUploadsParams {
+  std::string prefix;
+  std::string delimiter;
+  std::string key_marker;
+  std::string upload_id_marker;
+  int max_uploads = 1000;
+};
+
+struct ListUploadsResult {
+  std::vector<UploadInfo> uploads;
+  std::vector<std::string> common_prefixes;
+  bool is_truncated = false;
+  std::string next_key_marker;
+  std::string next_upload_id_marker;
+};
+
+inline constexpr uint64_t kMinPartBytes = 5ull << 20;
+inline constexpr uint32_t kMaxParts = 10000;
 
 struct ListParams {
   std::string prefix;
@@ -116,13 +168,39 @@ class ObjectEngine {
 
   // NotFound if the bucket does not exist.
   Result<std::unique_ptr<ObjectWriter>> NewWriter(const std::string& bucket,
-                                                  const std::string& key, ObjectHeaders headers);
+                                                  const std::string& key, ObjectHeaders headers,
+                                                  WriteOptions options = {});
   Result<ObjectRecord> HeadObject(const std::string& bucket, const std::string& key);
   Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& bucket,
                                                    const std::string& key);
   // OK if the key does not exist (S3 semantics); NotFound if the bucket does not.
   Status DeleteObject(const std::string& bucket, const std::string& key);
   Result<ListResult> ListObjects(const std::string& bucket, const ListParams& params);
+  // Replaces the tags of the current version (NotFound if none).
+  Status SetTags(const std::string& bucket, const std::string& key, Tags tags);
+
+  // Multipart (object/multipart.cc). NotFound means no such upload (or bucket).
+  Result<std::string> CreateUpload(const std::string& bucket, const std::string& key,
+                                   UploadRecord record);
+  Result<UploadRecord> GetUpload(const std::string& bucket, const std::string& key,
+                                 const std::string& upload_id);
+  // A writer whose Commit() stores part `part_number` (replacing an earlier one).
+  Result<std::unique_ptr<ObjectWriter>> NewPartWriter(const std::string& bucket,
+                                                      const std::string& key,
+                                                      const std::string& upload_id,
+                                                      uint32_t part_number);
+  Result<std::vector<PartInfo>> ListParts(const std::string& upload_id);
+  // Assembles the object from the parts without copying data. `check` as in
+  // ObjectWriter::Commit. On a bad part list returns InvalidArgument and sets *problem.
+  Result<ObjectRecord> CompleteUpload(
+      const std::string& bucket, const std::string& key, const std::string& upload_id,
+      const std::vector<CompletePart>& parts, CompleteProblem* problem,
+      const std::function<Status(const std::optional<ObjectRecord>&)>& check = nullptr,
+      const std::function<Result<std::string>(const ObjectRecord&)>& object_checksum = nullptr);
+  Status AbortUpload(const std::string& bucket, const std::string& key,
+                     const std::string& upload_id);
+  Result<ListUploadsResult> ListUploads(const std::string& bucket,
+                                        const ListUploadsParams& params);
 
   int64_t NowNs() const;
 
@@ -135,11 +213,26 @@ class ObjectEngine {
   uint64_t NextVersionStamp();
   Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(
       const std::string& bucket, const std::string& key);
-  Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord record,
+  // Under the bucket (shared) and key locks: replaces the current version with
+  // `record` in one synced batch together with `extra`.
+  Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord& record,
                        const std::function<Status(const std::optional<ObjectRecord>&)>& check);
+  // The same with the locks already held; `extra` joins the batch and
+  // `extra_garbage` files are collected after the commit.
+  Status CommitVersionLocked(const std::string& bucket, const std::string& key,
+                             ObjectRecord& record,
+                             const std::function<Status(const std::optional<ObjectRecord>&)>& check,
+                             meta::WriteBatch extra, const std::vector<std::string>& extra_garbage);
+  Status CommitPart(const std::string& bucket, const std::string& key,
+                    const std::string& upload_id, uint32_t part_number, PartRecord part);
+  // Deletes the upload and part records into `batch`; returns the part files.
+  Result<std::vector<std::string>> DropUpload(const std::string& bucket, const std::string& key,
+                                              const std::string& upload_id,
+                                              meta::WriteBatch* batch);
   void CollectGarbage(const std::string& file_id);
   std::mutex& KeyLock(const std::string& bucket, const std::string& key);
   std::shared_mutex& BucketLock(const std::string& bucket);
+  std::mutex& UploadLock(const std::string& upload_id);
 
   io::FileSystem* fs_;
   meta::KvStore* kv_;
@@ -147,6 +240,7 @@ class ObjectEngine {
   std::atomic<uint64_t> last_stamp_{0};
   std::array<std::mutex, 256> key_locks_;
   std::array<std::shared_mutex, 64> bucket_locks_;
+  std::array<std::mutex, 64> upload_locks_;  // lock order: bucket, key, upload
 };
 
 }  // namespace strata::object

@@ -5,7 +5,9 @@
 namespace strata::object {
 
 namespace {
-constexpr char kObjectFormat = 1;
+constexpr char kObjectFormat = 2;  // 1 = without the extension fields
+constexpr char kUploadFormat = 1;
+constexpr char kPartFormat = 1;
 constexpr char kBucketFormat = 1;
 constexpr uint64_t kFlagInline = 1;
 
@@ -15,7 +17,53 @@ bool GetString(std::string_view* in, std::string* out) {
   out->assign(s);
   return true;
 }
+
+void PutHeaders(std::string* out, const ObjectHeaders& h) {
+  for (const std::string* s : {&h.content_type, &h.content_encoding, &h.content_disposition,
+                               &h.content_language, &h.cache_control, &h.expires}) {
+    PutLengthPrefixed(out, *s);
+  }
+  PutVarint64(out, h.user_metadata.size());
+  for (const auto& [name, value] : h.user_metadata) {
+    PutLengthPrefixed(out, name);
+    PutLengthPrefixed(out, value);
+  }
+}
+
+bool GetPairs(std::string_view* in, std::vector<std::pair<std::string, std::string>>* out) {
+  uint64_t count;
+  if (!GetVarint64(in, &count) || count > in->size()) return false;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string name, value;
+    if (!GetString(in, &name) || !GetString(in, &value)) return false;
+    out->emplace_back(std::move(name), std::move(value));
+  }
+  return true;
+}
+
+void PutPairs(std::string* out, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  PutVarint64(out, pairs.size());
+  for (const auto& [name, value] : pairs) {
+    PutLengthPrefixed(out, name);
+    PutLengthPrefixed(out, value);
+  }
+}
+
+bool GetHeaders(std::string_view* in, ObjectHeaders* h) {
+  for (std::string* s : {&h->content_type, &h->content_encoding, &h->content_disposition,
+                         &h->content_language, &h->cache_control, &h->expires}) {
+    if (!GetString(in, s)) return false;
+  }
+  return GetPairs(in, &h->user_metadata);
+}
 }  // namespace
+
+std::vector<std::string> ObjectRecord::DataFiles() const {
+  std::vector<std::string> files;
+  if (!is_inline && !file_id.empty()) files.push_back(file_id);
+  for (const PartRef& p : parts) files.push_back(p.file_id);
+  return files;
+}
 
 std::string EncodeObjectRecord(const ObjectRecord& r) {
   std::string out;
@@ -25,45 +73,107 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   PutLengthPrefixed(&out, r.etag);
   PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
   PutVarint64(&out, r.version_stamp);
-  const ObjectHeaders& h = r.headers;
-  for (const std::string* s : {&h.content_type, &h.content_encoding, &h.content_disposition,
-                               &h.content_language, &h.cache_control, &h.expires}) {
-    PutLengthPrefixed(&out, *s);
-  }
-  PutVarint64(&out, h.user_metadata.size());
-  for (const auto& [name, value] : h.user_metadata) {
-    PutLengthPrefixed(&out, name);
-    PutLengthPrefixed(&out, value);
-  }
+  PutHeaders(&out, r.headers);
   PutLengthPrefixed(&out, r.is_inline ? r.inline_data : r.file_id);
+  // Format 2 extension.
+  PutVarint64(&out, r.parts.size());
+  for (const PartRef& p : r.parts) {
+    PutLengthPrefixed(&out, p.file_id);
+    PutVarint64(&out, p.size_bytes);
+    PutLengthPrefixed(&out, p.etag);
+    PutLengthPrefixed(&out, p.checksum);
+  }
+  PutLengthPrefixed(&out, r.checksum_algorithm);
+  PutLengthPrefixed(&out, r.checksum_value);
+  PutLengthPrefixed(&out, r.checksum_type);
+  PutPairs(&out, r.tags);
+  PutLengthPrefixed(&out, r.storage_class);
   return out;
 }
 
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
-  if (in.empty() || in[0] != kObjectFormat) return std::nullopt;
+  if (in.empty() || (in[0] != 1 && in[0] != kObjectFormat)) return std::nullopt;
+  const bool extended = in[0] == kObjectFormat;
   in.remove_prefix(1);
   ObjectRecord r;
-  uint64_t flags, mtime, count;
+  uint64_t flags, mtime;
   if (!GetVarint64(&in, &flags) || !GetVarint64(&in, &r.size_bytes) || !GetString(&in, &r.etag) ||
       !GetVarint64(&in, &mtime) || !GetVarint64(&in, &r.version_stamp)) {
     return std::nullopt;
   }
   r.mtime_ns = static_cast<int64_t>(mtime);
   r.is_inline = flags & kFlagInline;
-  ObjectHeaders& h = r.headers;
-  for (std::string* s : {&h.content_type, &h.content_encoding, &h.content_disposition,
-                         &h.content_language, &h.cache_control, &h.expires}) {
-    if (!GetString(&in, s)) return std::nullopt;
-  }
-  if (!GetVarint64(&in, &count) || count > in.size()) return std::nullopt;
-  for (uint64_t i = 0; i < count; ++i) {
-    std::string name, value;
-    if (!GetString(&in, &name) || !GetString(&in, &value)) return std::nullopt;
-    h.user_metadata.emplace_back(std::move(name), std::move(value));
-  }
+  if (!GetHeaders(&in, &r.headers)) return std::nullopt;
   if (!GetString(&in, r.is_inline ? &r.inline_data : &r.file_id)) return std::nullopt;
+  if (extended) {
+    uint64_t count;
+    if (!GetVarint64(&in, &count) || count > in.size()) return std::nullopt;
+    for (uint64_t i = 0; i < count; ++i) {
+      PartRef p;
+      if (!GetString(&in, &p.file_id) || !GetVarint64(&in, &p.size_bytes) ||
+          !GetString(&in, &p.etag) || !GetString(&in, &p.checksum)) {
+        return std::nullopt;
+      }
+      r.parts.push_back(std::move(p));
+    }
+    if (!GetString(&in, &r.checksum_algorithm) || !GetString(&in, &r.checksum_value) ||
+        !GetString(&in, &r.checksum_type) || !GetPairs(&in, &r.tags) ||
+        !GetString(&in, &r.storage_class)) {
+      return std::nullopt;
+    }
+  }
   if (!in.empty()) return std::nullopt;
   if (r.is_inline && r.inline_data.size() != r.size_bytes) return std::nullopt;
+  return r;
+}
+
+std::string EncodeUploadRecord(const UploadRecord& r) {
+  std::string out(1, kUploadFormat);
+  PutVarint64(&out, static_cast<uint64_t>(r.initiated_ns));
+  PutHeaders(&out, r.headers);
+  PutLengthPrefixed(&out, r.checksum_algorithm);
+  PutLengthPrefixed(&out, r.checksum_type);
+  PutPairs(&out, r.tags);
+  PutLengthPrefixed(&out, r.storage_class);
+  PutLengthPrefixed(&out, r.owner);
+  return out;
+}
+
+std::optional<UploadRecord> DecodeUploadRecord(std::string_view in) {
+  if (in.empty() || in[0] != kUploadFormat) return std::nullopt;
+  in.remove_prefix(1);
+  UploadRecord r;
+  uint64_t initiated;
+  if (!GetVarint64(&in, &initiated) || !GetHeaders(&in, &r.headers) ||
+      !GetString(&in, &r.checksum_algorithm) || !GetString(&in, &r.checksum_type) ||
+      !GetPairs(&in, &r.tags) || !GetString(&in, &r.storage_class) ||
+      !GetString(&in, &r.owner) || !in.empty()) {
+    return std::nullopt;
+  }
+  r.initiated_ns = static_cast<int64_t>(initiated);
+  return r;
+}
+
+std::string EncodePartRecord(const PartRecord& r) {
+  std::string out(1, kPartFormat);
+  PutVarint64(&out, r.size_bytes);
+  PutLengthPrefixed(&out, r.etag);
+  PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
+  PutLengthPrefixed(&out, r.file_id);
+  PutLengthPrefixed(&out, r.checksum);
+  return out;
+}
+
+std::optional<PartRecord> DecodePartRecord(std::string_view in) {
+  if (in.empty() || in[0] != kPartFormat) return std::nullopt;
+  in.remove_prefix(1);
+  PartRecord r;
+  uint64_t mtime;
+  if (!GetVarint64(&in, &r.size_bytes) || !GetString(&in, &r.etag) || !GetVarint64(&in, &mtime) ||
+      !GetString(&in, &r.file_id) || !GetString(&in, &r.checksum) || !in.empty()) {
+    return std::nullopt;
+  }
+  r.mtime_ns = static_cast<int64_t>(mtime);
   return r;
 }
 

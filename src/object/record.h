@@ -23,16 +23,57 @@ struct ObjectHeaders {
   std::vector<std::pair<std::string, std::string>> user_metadata;
 };
 
+// One part of a multipart object: its own data file, in order.
+struct PartRef {
+  std::string file_id;
+  uint64_t size_bytes = 0;
+  std::string etag;      // hex MD5 of the part
+  std::string checksum;  // base64, of the object's checksum algorithm ("" if none)
+};
+
+using Tags = std::vector<std::pair<std::string, std::string>>;
+
 struct ObjectRecord {
   uint64_t size_bytes = 0;
   std::string etag;  // lowercase hex, no quotes
   int64_t mtime_ns = 0;
   uint64_t version_stamp = 0;  // also in the key (inverted); unique per write
   ObjectHeaders headers;
-  // Exactly one of: inline data (small objects) or a data file id.
+  // Exactly one of: inline data (small objects), a data file id, or parts.
   bool is_inline = true;
   std::string inline_data;
   std::string file_id;  // 32 hex chars; path objects/<id[0..2]>/<id>
+  std::vector<PartRef> parts;  // multipart objects: the parts' files, in order
+  // Additional checksum (x-amz-checksum-*): algorithm name as S3 spells it
+  // ("CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"), base64 value, and
+  // type ("FULL_OBJECT" or "COMPOSITE"); empty when none was stored.
+  std::string checksum_algorithm;
+  std::string checksum_value;
+  std::string checksum_type;
+  Tags tags;
+  std::string storage_class;  // "" = STANDARD
+
+  // Every data file the version owns (to garbage-collect it).
+  std::vector<std::string> DataFiles() const;
+};
+
+// A multipart upload in progress.
+struct UploadRecord {
+  int64_t initiated_ns = 0;
+  ObjectHeaders headers;
+  std::string checksum_algorithm;
+  std::string checksum_type;
+  Tags tags;
+  std::string storage_class;
+  std::string owner;
+};
+
+struct PartRecord {
+  uint64_t size_bytes = 0;
+  std::string etag;  // hex MD5
+  int64_t mtime_ns = 0;
+  std::string file_id;
+  std::string checksum;  // base64 of the upload's algorithm, "" if none
 };
 
 struct BucketRecord {
@@ -43,6 +84,10 @@ struct BucketRecord {
 
 std::string EncodeObjectRecord(const ObjectRecord& r);
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view data);
+std::string EncodeUploadRecord(const UploadRecord& r);
+std::optional<UploadRecord> DecodeUploadRecord(std::string_view data);
+std::string EncodePartRecord(const PartRecord& r);
+std::optional<PartRecord> DecodePartRecord(std::string_view data);
 std::string EncodeBucketRecord(const BucketRecord& r);
 std::optional<BucketRecord> DecodeBucketRecord(std::string_view data);
 

@@ -18,10 +18,13 @@ namespace strata::s3 {
     "The authorization header is malformed.")                                                   \
   X(kAuthorizationQueryParametersError, "AuthorizationQueryParametersError", 400,               \
     "Error parsing the X-Amz-Credential parameter.")                                            \
+  X(kBadRequestTagCount, "BadRequest", 400, "Object tags cannot be greater than 10")             \
   X(kBadDigest, "BadDigest", 400, "The Content-MD5 you specified did not match what we received.") \
   X(kBucketAlreadyOwnedByYou, "BucketAlreadyOwnedByYou", 409,                                   \
     "Your previous request to create the named bucket succeeded and you already own it.")      \
   X(kBucketNotEmpty, "BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")     \
+  X(kEntityTooSmall, "EntityTooSmall", 400,                                                     \
+    "Your proposed upload is smaller than the minimum allowed object size.")                    \
   X(kEntityTooLarge, "EntityTooLarge", 400,                                                     \
     "Your proposed upload exceeds the maximum allowed object size.")                            \
   X(kIllegalLocationConstraintException, "IllegalLocationConstraintException", 400,              \
@@ -36,20 +39,34 @@ namespace strata::s3 {
   X(kInvalidArgument, "InvalidArgument", 400, "Invalid Argument")                               \
   X(kInvalidBucketName, "InvalidBucketName", 400, "The specified bucket is not valid.")         \
   X(kInvalidDigest, "InvalidDigest", 400, "The Content-MD5 you specified is not valid.")        \
+  X(kInvalidPart, "InvalidPart", 400,                                                           \
+    "One or more of the specified parts could not be found. The part may not have been "        \
+    "uploaded, or the specified entity tag may not match the part's entity tag.")               \
+  X(kInvalidPartNumber, "InvalidPartNumber", 416, "The requested partnumber is not satisfiable") \
+  X(kInvalidPartOrder, "InvalidPartOrder", 400,                                                 \
+    "The list of parts was not in ascending order. Parts must be ordered by part number.")      \
   X(kInvalidRange, "InvalidRange", 416, "The requested range is not satisfiable")               \
   X(kInvalidRequest, "InvalidRequest", 400, "Invalid Request")                                  \
   X(kInvalidStorageClass, "InvalidStorageClass", 400,                                           \
     "The storage class you specified is not valid.")                                            \
   X(kInsufficientStorage, "InsufficientStorage", 507, "Insufficient storage to complete the request.") \
+  X(kInvalidTag, "InvalidTag", 400, "The tag provided was not a valid tag.")                   \
   X(kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long.")                          \
   X(kMalformedXML, "MalformedXML", 400,                                                         \
     "The XML you provided was not well-formed or did not validate against our published schema.") \
   X(kMethodNotAllowed, "MethodNotAllowed", 405,                                                 \
     "The specified method is not allowed against this resource.")                               \
+  X(kMalformedPOSTRequest, "MalformedPOSTRequest", 400,                                         \
+    "The body of your POST request is not well-formed multipart/form-data.")                    \
   X(kMissingContentLength, "MissingContentLength", 411,                                         \
     "You must provide the Content-Length HTTP header.")                                         \
   X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
   X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
+  X(kNoSuchUpload, "NoSuchUpload", 404,                                                         \
+    "The specified multipart upload does not exist. The upload ID might be invalid, or the "    \
+    "multipart upload might have been aborted or completed.")                                   \
+  X(kNoSuchVersion, "NoSuchVersion", 404,                                                       \
+    "The version ID specified in the request does not match an existing version.")              \
   X(kNotImplemented, "NotImplemented", 501,                                                     \
     "A header or query you provided implies functionality that is not implemented.")            \
   X(kPreconditionFailed, "PreconditionFailed", 412,                                             \

@@ -45,19 +45,23 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 30> kUnimplementedSubresources = {
-    "accelerate", "acl", "analytics", "attributes", "cors", "encryption",
-    "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "logging", "metrics",
-    "notification", "object-lock", "ownershipControls", "partNumber", "policy", "policyStatus",
-    "publicAccessBlock", "replication", "requestPayment", "restore", "retention", "select",
-    "tagging", "torrent", "uploadId", "uploads", "versioning", "versions"};
-constexpr std::array<std::string_view, 1> kMoreUnimplemented = {"website"};
+constexpr std::array<std::string_view, 25> kUnimplementedSubresources = {
+    "accelerate", "acl", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
+    "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
+    "ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
+    "requestPayment", "restore", "retention", "select", "torrent", "versioning", "website"};
+// Valueless sub-resources strata serves.
+constexpr std::array<std::string_view, 5> kServedSubresources = {"location", "delete", "uploads",
+                                                                 "tagging", "attributes"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
-             kUnimplementedSubresources.end() ||
-         std::find(kMoreUnimplemented.begin(), kMoreUnimplemented.end(), name) !=
-             kMoreUnimplemented.end();
+         kUnimplementedSubresources.end();
+}
+
+bool IsServed(std::string_view name) {
+  return std::find(kServedSubresources.begin(), kServedSubresources.end(), name) !=
+         kServedSubresources.end();
 }
 
 // Parses the query; names given without '=' (sub-resource style, "?delete")
@@ -105,6 +109,8 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
   if (r.key.empty()) {
     if (m == "GET" && r.Has("location")) return Op::kGetBucketLocation;
     if (m == "POST" && r.Has("delete")) return Op::kDeleteObjects;
+    if (m == "GET" && r.Has("uploads")) return Op::kListMultipartUploads;
+    if (r.Has("tagging")) return MakeError(ErrorCode::kNotImplemented, "Bucket tagging is not implemented");
     if (m == "GET") {
       const std::string* lt = r.Query("list-type");
       if (lt && *lt == "2") return Op::kListObjectsV2;
@@ -114,19 +120,30 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     if (m == "PUT") return Op::kCreateBucket;
     if (m == "DELETE") return Op::kDeleteBucket;
     if (m == "HEAD") return Op::kHeadBucket;
-    if (m == "POST") return MakeError(ErrorCode::kNotImplemented, "POST object upload is not implemented");
+    if (m == "POST") return Op::kPostObject;
     return MakeError(ErrorCode::kMethodNotAllowed);
   }
-  if (m == "PUT") {
-    if (req.Header("x-amz-copy-source")) {
-      return MakeError(ErrorCode::kNotImplemented, "CopyObject is not implemented yet");
-    }
-    return Op::kPutObject;
+  const bool copy = req.Header("x-amz-copy-source") != nullptr;
+  if (r.Has("tagging")) {
+    if (m == "PUT") return Op::kPutObjectTagging;
+    if (m == "GET") return Op::kGetObjectTagging;
+    if (m == "DELETE") return Op::kDeleteObjectTagging;
+    return MakeError(ErrorCode::kMethodNotAllowed);
   }
+  if (r.Has("uploadId")) {
+    if (m == "PUT" && r.Has("partNumber")) return copy ? Op::kUploadPartCopy : Op::kUploadPart;
+    if (m == "POST") return Op::kCompleteMultipartUpload;
+    if (m == "DELETE") return Op::kAbortMultipartUpload;
+    if (m == "GET") return Op::kListParts;
+    return MakeError(ErrorCode::kInvalidRequest, "Unsupported request with uploadId");
+  }
+  if (m == "POST" && r.Has("uploads")) return Op::kCreateMultipartUpload;
+  if (m == "GET" && r.Has("attributes")) return Op::kGetObjectAttributes;
+  if (m == "PUT") return copy ? Op::kCopyObject : Op::kPutObject;
   if (m == "GET") return Op::kGetObject;
   if (m == "HEAD") return Op::kHeadObject;
   if (m == "DELETE") return Op::kDeleteObject;
-  if (m == "POST") return MakeError(ErrorCode::kNotImplemented);
+  if (m == "POST") return MakeError(ErrorCode::kNotImplemented, "Unknown POST operation on an object");
   return MakeError(ErrorCode::kMethodNotAllowed);
 }
 
@@ -169,7 +186,7 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
   // know. Parameters with values that strata does not know are ignored, as
   // AWS does (SDKs add some, e.g. x-id).
   for (const std::string& name : valueless) {
-    if (name != "location" && name != "delete") {
+    if (!IsServed(name)) {
       return MakeError(ErrorCode::kNotImplemented,
                        "The '" + name + "' operation is not implemented");
     }

@@ -25,6 +25,19 @@ enum class Op {
   kGetObject,
   kHeadObject,
   kDeleteObject,
+  kCopyObject,
+  kCreateMultipartUpload,
+  kUploadPart,
+  kUploadPartCopy,
+  kCompleteMultipartUpload,
+  kAbortMultipartUpload,
+  kListParts,
+  kListMultipartUploads,
+  kPutObjectTagging,
+  kGetObjectTagging,
+  kDeleteObjectTagging,
+  kGetObjectAttributes,
+  kPostObject,
 };
 
 struct Route {

@@ -79,6 +79,19 @@ OpResult Dispatch(OpContext& ctx) {
     case Op::kGetObject: return GetObject(ctx, false);
     case Op::kHeadObject: return GetObject(ctx, true);
     case Op::kDeleteObject: return DeleteObject(ctx);
+    case Op::kCopyObject: return CopyObject(ctx);
+    case Op::kCreateMultipartUpload: return CreateMultipartUpload(ctx);
+    case Op::kUploadPart: return UploadPart(ctx, false);
+    case Op::kUploadPartCopy: return UploadPart(ctx, true);
+    case Op::kCompleteMultipartUpload: return CompleteMultipartUpload(ctx);
+    case Op::kAbortMultipartUpload: return AbortMultipartUpload(ctx);
+    case Op::kListParts: return ListParts(ctx);
+    case Op::kListMultipartUploads: return ListMultipartUploads(ctx);
+    case Op::kPutObjectTagging: return PutObjectTagging(ctx);
+    case Op::kGetObjectTagging: return GetObjectTagging(ctx);
+    case Op::kDeleteObjectTagging: return DeleteObjectTagging(ctx);
+    case Op::kGetObjectAttributes: return GetObjectAttributes(ctx);
+    case Op::kPostObject: return PostObject(ctx);
   }
   return MakeError(ErrorCode::kNotImplemented);
 }
@@ -173,6 +186,9 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
   if (wrapper) body = wrapper.get();
 
   OpContext ctx{req, route, *body, out, *engine_, config_, request_id, auth_ctx.access_key};
+  if (auto* chunked = dynamic_cast<auth::AwsChunkedSource*>(wrapper.get())) {
+    ctx.trailers = &chunked->trailers();
+  }
   OpResult result;
   try {
     result = Dispatch(ctx);

@@ -65,6 +65,46 @@ std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml) {
   return req;
 }
 
+std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("CompleteMultipartUpload");
+  if (!root) return std::nullopt;
+  std::vector<CompletePartXml> parts;
+  for (pugi::xml_node part : root.children("Part")) {
+    CompletePartXml p;
+    std::string number = part.child_value("PartNumber");
+    if (number.empty() || number.size() > 9 ||
+        number.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    p.part_number = std::stol(number);
+    p.etag = part.child_value("ETag");
+    if (p.etag.size() >= 2 && p.etag.front() == '"' && p.etag.back() == '"') {
+      p.etag = p.etag.substr(1, p.etag.size() - 2);
+    }
+    for (pugi::xml_node child : part.children()) {
+      std::string_view name = child.name();
+      if (name.starts_with("Checksum")) p.checksum = child.child_value();
+    }
+    parts.push_back(std::move(p));
+  }
+  return parts;
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node set = doc.child("Tagging").child("TagSet");
+  if (!set) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> tags;
+  for (pugi::xml_node tag : set.children("Tag")) {
+    if (!tag.child("Key")) return std::nullopt;
+    tags.emplace_back(tag.child_value("Key"), tag.child_value("Value"));
+  }
+  return tags;
+}
+
 std::optional<std::string> ParseCreateBucketConfiguration(std::string_view xml) {
   if (xml.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string();
   pugi::xml_document doc;

@@ -32,6 +32,17 @@ struct DeleteRequest {
 };
 std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml);
 
+// <CompleteMultipartUpload><Part><PartNumber/><ETag/><ChecksumCRC32/>...</Part>...
+struct CompletePartXml {
+  long part_number = 0;
+  std::string etag;      // quotes removed
+  std::string checksum;  // base64 of any Checksum* element, "" if none
+};
+std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::string_view xml);
+
+// <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std::string_view xml);
+
 // <CreateBucketConfiguration><LocationConstraint/></...>; empty body ok.
 // nullopt on malformed XML; the region ("" if none given) otherwise.
 std::optional<std::string> ParseCreateBucketConfiguration(std::string_view xml);

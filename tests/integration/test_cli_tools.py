@@ -315,7 +315,8 @@ class CliToolsTest(ServerTestCase):
         p = self.rclone("check", src, f"strata:{b}/data")
         self.assertIn("0 differences found", p.stderr)
         self.assertIn(f"{len(files)} matching files", p.stderr)
-        self.put(b, "data/top00.bin", b"X")  # same size (1 byte), different content
+        changed = bytes([files["top00.bin"][0] ^ 0xFF])  # same size (1 byte), different content
+        self.put(b, "data/top00.bin", changed)
         p = self.rclone("check", src, f"strata:{b}/data", check=False)
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("1 differences found", p.stderr)
@@ -323,7 +324,7 @@ class CliToolsTest(ServerTestCase):
         dst = self.path("rdst")
         self.rclone("copy", f"strata:{b}/data", dst)
         down = tree_digest(dst)
-        self.assertEqual(down["top00.bin"], hashlib.sha256(b"X").hexdigest())
+        self.assertEqual(down["top00.bin"], hashlib.sha256(changed).hexdigest())
         self.assertEqual({k: v for k, v in down.items() if k != "top00.bin"},
                          {k: hashlib.sha256(v).hexdigest() for k, v in files.items() if k != "top00.bin"})
         # delete one file, then everything, then the bucket.

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import unittest
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,7 +25,7 @@ import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 
-from harness import ACCESS_KEY, REGION, SECRET_KEY, Server, free_port  # noqa: E402
+from harness import ACCESS_KEY, REGION, SECRET_KEY, Server, free_port, no_empty_expect  # noqa: E402
 
 BUCKET = "crash"
 SIZES = (0, 100, 4 * 1024, 200 * 1024, 2 * 1024 * 1024)
@@ -40,11 +41,12 @@ def body_for(name):
 
 def client(server):
     # No retries at all: an acknowledgement means exactly one PUT succeeded.
-    return boto3.client(
+    # no_empty_expect: 0-byte bodies are among the sizes (botocore#3755, see harness).
+    return no_empty_expect(boto3.client(
         "s3", endpoint_url=server.endpoint, aws_access_key_id=ACCESS_KEY,
         aws_secret_access_key=SECRET_KEY, region_name=REGION,
         config=Config(s3={"addressing_style": "path"}, retries={"total_max_attempts": 1},
-                      connect_timeout=10, read_timeout=120, max_pool_connections=4))
+                      connect_timeout=10, read_timeout=120, max_pool_connections=4)))
 
 
 def list_all(s3):
@@ -120,11 +122,15 @@ class Writers:
         for t in threads:
             t.join(timeout=180)
             assert not t.is_alive(), "writer thread hung after the kill"
+        for c in self.clients:
+            c.close()
         return inflight
 
 
 class CrashTest(unittest.TestCase):
     def setUp(self):
+        # boto3 clients of a killed server leave sockets for the GC to close.
+        warnings.simplefilter("ignore", ResourceWarning)
         self.server = Server().start()
         self.addCleanup(self.server.cleanup)
         client(self.server).create_bucket(Bucket=BUCKET)

@@ -5,6 +5,8 @@
 namespace strata::s3 {
 
 OpResult DeleteObject(OpContext& ctx) {
+  const std::string* v = ctx.route.Query("versionId");
+  if (v && *v != "null") return MakeError(ErrorCode::kNoSuchVersion);
   Status st = ctx.engine.DeleteObject(ctx.route.bucket, ctx.route.key);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   return SendEmpty(ctx, 204);

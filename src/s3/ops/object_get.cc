@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "common/time_util.h"
-#include "s3/ops/op_context.h"
+#include "s3/ops/object_write.h"
 
 namespace strata::s3 {
 
@@ -51,25 +51,6 @@ std::variant<std::optional<ByteRange>, Error> ParseRange(const std::string& head
   if (first >= size) return MakeError(ErrorCode::kInvalidRange);
   last = std::min(last, size - 1);
   return std::optional<ByteRange>(ByteRange{first, last - first + 1});
-}
-
-bool EtagMatches(const std::string& header, const std::string& etag) {
-  // Comma-separated list of quoted (or bare) etags, or '*'.
-  size_t pos = 0;
-  while (pos <= header.size()) {
-    size_t comma = header.find(',', pos);
-    std::string item = header.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) {
-      item = item.substr(b, e - b + 1);
-      if (item.starts_with("W/")) item.erase(0, 2);
-      if (item.size() >= 2 && item.front() == '"' && item.back() == '"') item = item.substr(1, item.size() - 2);
-      if (item == "*" || item == etag) return true;
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return false;
 }
 
 // AWS precedence: If-Match, If-Unmodified-Since (ignored when If-Match is
@@ -120,13 +101,40 @@ void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, htt
 
 }  // namespace
 
+bool EtagMatches(const std::string& header, const std::string& etag) {
+  // Comma-separated list of quoted (or bare) etags, or '*'.
+  size_t pos = 0;
+  while (pos <= header.size()) {
+    size_t comma = header.find(',', pos);
+    std::string item = header.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) {
+      item = item.substr(b, e - b + 1);
+      if (item.starts_with("W/")) item.erase(0, 2);
+      if (item.size() >= 2 && item.front() == '"' && item.back() == '"') item = item.substr(1, item.size() - 2);
+      if (item == "*" || item == etag) return true;
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return false;
+}
+
 Error NotFoundError(OpContext& ctx) {
   auto b = ctx.engine.GetBucket(ctx.route.bucket);
   if (!b.ok() && b.status().code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
   return MakeError(ErrorCode::kNoSuchKey);
 }
 
+// versionId: only the "null" version exists until versioning is implemented.
+std::optional<Error> CheckVersionId(const OpContext& ctx) {
+  const std::string* v = ctx.route.Query("versionId");
+  if (v && *v != "null") return MakeError(ErrorCode::kNoSuchVersion);
+  return std::nullopt;
+}
+
 OpResult GetObject(OpContext& ctx, bool head) {
+  if (auto e = CheckVersionId(ctx)) return *e;
   auto reader = ctx.engine.OpenObject(ctx.route.bucket, ctx.route.key);
   if (!reader.ok()) {
     if (reader.status().code() == Code::kNotFound) return NotFoundError(ctx);
@@ -143,10 +151,38 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   h.emplace_back("Accept-Ranges", "bytes");
   AddObjectHeaders(ctx, rec, &h);
+  if (!rec.storage_class.empty()) h.emplace_back("x-amz-storage-class", rec.storage_class);
+  if (!rec.tags.empty()) h.emplace_back("x-amz-tagging-count", std::to_string(rec.tags.size()));
 
   uint64_t first = 0, length = rec.size_bytes;
   int status = 200;
-  if (const std::string* range = ctx.http.Header("range")) {
+  const std::string* part_number = ctx.route.Query("partNumber");
+  const std::string* range = ctx.http.Header("range");
+  if (part_number && range) {
+    return MakeError(ErrorCode::kInvalidRequest, "Cannot specify both Range header and partNumber");
+  }
+  if (part_number) {
+    // The byte range of one part (a non-multipart object has one part).
+    long n = std::atol(part_number->c_str());
+    size_t count = rec.parts.empty() ? 1 : rec.parts.size();
+    if (n < 1 || n > 10000 || part_number->find_first_not_of("0123456789") != std::string::npos) {
+      return MakeError(ErrorCode::kInvalidArgument, "Part number must be an integer between 1 and 10000, inclusive");
+    }
+    if (static_cast<size_t>(n) > count) return MakeError(ErrorCode::kInvalidPartNumber);
+    if (!rec.parts.empty()) {
+      for (long i = 0; i < n - 1; ++i) first += rec.parts[i].size_bytes;
+      length = rec.parts[n - 1].size_bytes;
+      status = 206;
+      h.emplace_back("x-amz-mp-parts-count", std::to_string(count));
+      h.emplace_back("Content-Range", "bytes " + std::to_string(first) + "-" +
+                                          std::to_string(first + length - 1) + "/" +
+                                          std::to_string(rec.size_bytes));
+    }
+  } else if (const std::string* mode = ctx.http.Header("x-amz-checksum-mode");
+             mode && *mode == "ENABLED" && !range) {
+    AddChecksumHeaders(rec, &h);
+  }
+  if (range) {
     auto parsed = ParseRange(*range, rec.size_bytes);
     if (auto* e = std::get_if<Error>(&parsed)) {
       Error err = *e;

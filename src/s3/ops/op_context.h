@@ -30,6 +30,8 @@ struct OpContext {
   const ServiceConfig& config;
   std::string request_id;
   std::string access_key;
+  // Trailing headers of an aws-chunked body (filled once the body is read).
+  const std::vector<std::pair<std::string, std::string>>* trailers = nullptr;
 };
 
 using OpResult = std::optional<Error>;
@@ -56,5 +58,18 @@ OpResult PutObject(OpContext& ctx);
 OpResult GetObject(OpContext& ctx, bool head);
 OpResult DeleteObject(OpContext& ctx);
 OpResult DeleteObjects(OpContext& ctx);
+OpResult CopyObject(OpContext& ctx);
+OpResult CreateMultipartUpload(OpContext& ctx);
+OpResult UploadPart(OpContext& ctx, bool copy);
+OpResult UploadPartCopy(OpContext& ctx);
+OpResult CompleteMultipartUpload(OpContext& ctx);
+OpResult AbortMultipartUpload(OpContext& ctx);
+OpResult ListParts(OpContext& ctx);
+OpResult ListMultipartUploads(OpContext& ctx);
+OpResult PutObjectTagging(OpContext& ctx);
+OpResult GetObjectTagging(OpContext& ctx);
+OpResult DeleteObjectTagging(OpContext& ctx);
+OpResult GetObjectAttributes(OpContext& ctx);
+OpResult PostObject(OpContext& ctx);
 
 }  // namespace strata::s3

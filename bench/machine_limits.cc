@@ -1,0 +1,154 @@
+#include "machine_limits.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/hash.h"
+#include "net.h"
+#include "pattern.h"
+
+namespace strata::bench {
+namespace {
+
+constexpr size_t kStreamWriteBytes = 1 << 20;
+constexpr size_t kEchoBytes = 4096;
+
+// ---- loopback stream ---------------------------------------------------------
+
+struct ReceiverResult {
+  uint64_t bytes = 0;
+  double end_s = 0;
+  std::string error;
+};
+
+// Reads everything until the sender closes.
+void ReceiveAll(Socket* listener, ReceiverResult* out) {
+  try {
+    Socket conn = listener->Accept();
+    std::vector<char> buf(kStreamWriteBytes);
+    while (size_t got = conn.ReadSome(buf.data(), buf.size())) out->bytes += got;
+    out->end_s = NowSeconds();
+  } catch (const std::exception& e) {
+    out->error = e.what();
+  }
+}
+
+// ---- echo server ---------------------------------------------------------------
+
+// Answers every "request" (an HTTP head with Content-Length plus body) with
+// a 4 KiB response, one thread per connection, until the client closes.
+class EchoServer {
+ public:
+  EchoServer() : listener_(Socket::ListenLoopback()), port_(listener_.LocalPort()) {
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+  ~EchoServer() {
+    // shutdown() wakes the blocked accept(); connection threads end when
+    // their clients disconnect (the workers close them before we get here).
+    ::shutdown(listener_.fd(), SHUT_RDWR);
+    acceptor_.join();
+    for (std::thread& t : connections_) t.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  void AcceptLoop() {
+    for (;;) {
+      Socket conn;
+      try {
+        conn = listener_.Accept();
+      } catch (const BenchError&) {
+        return;  // listener shut down
+      }
+      connections_.emplace_back([c = std::move(conn)]() mutable { Serve(std::move(c)); });
+    }
+  }
+
+  static void Serve(Socket conn) {
+    static const std::string response_head =
+        "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(kEchoBytes) + "\r\n\r\n";
+    std::string_view body = SharedPattern().Slice(0, kEchoBytes);
+    MessageReader reader(&conn);
+    MessageHead head;
+    try {
+      while (reader.ReadHead(&head)) {
+        reader.ReadBody(head.content_length.value_or(0), nullptr);
+        conn.WriteAll2(response_head, body);
+      }
+    } catch (const BenchError&) {
+      // client went away mid-request: nothing to report from the server side
+    }
+  }
+
+  Socket listener_;
+  int port_;
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;  // only touched by the acceptor, joined after it
+};
+
+// One echo client: a 4 KiB request, a 4 KiB response, checked for its length.
+Operation EchoClient(int port) {
+  auto conn = std::make_shared<Socket>(Socket::Connect("127.0.0.1", port));
+  auto reader = std::make_shared<MessageReader>(conn.get());
+  std::string head = "PUT /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                     std::to_string(kEchoBytes) + "\r\n\r\n";
+  return [conn, reader, head](uint64_t) {
+    conn->WriteAll2(head, SharedPattern().Slice(0, kEchoBytes));
+    MessageHead resp;
+    if (!reader->ReadHead(&resp) || resp.content_length != kEchoBytes) {
+      throw BenchError("echo server: bad response");
+    }
+    reader->ReadBody(kEchoBytes, nullptr);
+  };
+}
+
+}  // namespace
+
+double MeasureLoopbackBytesPerSecond(double duration_s) {
+  Socket listener = Socket::ListenLoopback();
+  ReceiverResult received;
+  std::thread receiver(ReceiveAll, &listener, &received);
+  double start_s = NowSeconds();
+  try {
+    Socket sender = Socket::Connect("127.0.0.1", listener.LocalPort());
+    std::string_view chunk = SharedPattern().Slice(0, kStreamWriteBytes);
+    double deadline = start_s + duration_s;
+    while (NowSeconds() < deadline) sender.WriteAll(chunk.data(), chunk.size());
+  } catch (...) {
+    ::shutdown(listener.fd(), SHUT_RDWR);
+    receiver.join();
+    throw;
+  }  // the sender closes here; the receiver sees EOF
+  receiver.join();
+  if (!received.error.empty()) throw BenchError("loopback receiver: " + received.error);
+  return static_cast<double>(received.bytes) / (received.end_s - start_s);
+}
+
+TimedResult MeasureEchoRequestResponse(int concurrency, double duration_s) {
+  EchoServer server;
+  int port = server.port();
+  return RunTimed(concurrency, duration_s, [port](int) { return EchoClient(port); });
+}
+
+double MeasureMd5BytesPerSecond(double duration_s) {
+  std::string_view buf = SharedPattern().Slice(0, kStreamWriteBytes);
+  StreamHash md5(StreamHash::Kind::kMd5);
+  uint64_t bytes = 0;
+  double start_s = NowSeconds();
+  double end_s = start_s;
+  while (end_s - start_s < duration_s) {
+    md5.Update(buf.data(), buf.size());
+    bytes += buf.size();
+    end_s = NowSeconds();
+  }
+  md5.Final();
+  return static_cast<double>(bytes) / (end_s - start_s);
+}
+
+}  // namespace strata::bench

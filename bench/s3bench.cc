@@ -1,0 +1,284 @@
+// s3bench: the benchmark every strata performance claim is measured with.
+//
+// Measures, in one run on one machine, S3 figures (4 KiB PUT/GET ops/s, large
+// object PUT/GET throughput, ListObjectsV2 page latency) and the machine
+// limits they are bounded by (loopback TCP, 4 KiB request/response rate, MD5
+// on one core), and prints each S3 figure as a fraction of its limit. Every
+// figure is the median of --runs runs; the runs are printed too.
+//
+//   s3bench [--smoke] [--endpoint http://HOST:PORT] [--strata PATH]
+//           [--duration-s S] [--runs N] [--only CASE[,CASE...]]
+//
+// Without --endpoint it starts its own strata server (fresh temp dir, free
+// port, generated credentials) and stops it at the end. With --endpoint the
+// credentials come from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD (or
+// AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
+//
+// Exit status: 0 when every case ran (an operation the server lacks, HTTP 501,
+// is reported as n/a), 1 on any failed request, wrong status or wrong data, 2
+// on bad usage.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "machine_limits.h"
+#include "net.h"
+#include "report.h"
+#include "s3_cases.h"
+#include "server_process.h"
+
+namespace strata::bench {
+namespace {
+
+constexpr char kUsage[] = R"(usage: s3bench [options]
+  --smoke               seconds-long run for CI: short cases, 1 run, 64 MiB instead
+                        of 1 GiB, 1k/2k listing keys instead of 10k/1M
+  --endpoint URL        benchmark a running server (http://HOST:PORT); credentials
+                        from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD or AWS_ACCESS_KEY_ID/
+                        AWS_SECRET_ACCESS_KEY. Default: start our own server
+  --strata PATH         strata binary to start (default: found next to s3bench)
+  --duration-s S        seconds per timed run (default 5; smoke 0.3)
+  --runs N              runs per figure, median reported (default 3; smoke 1)
+  --only CASES          comma-separated subset of: limits (= loopback,rr,md5),
+                        put4k, get4k, put_large, get_large, list
+  --large-mib N         large object size in MiB (default 1024; smoke 64)
+  --list-keys A,B       keys in the two listing buckets (default 10000,1000000)
+)";
+
+const std::set<std::string> kAllCases = {"loopback", "rr", "md5", "put4k", "get4k",
+                                         "put_large", "get_large", "list"};
+const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
+
+struct Options {
+  bool smoke = false;
+  std::string endpoint;
+  std::string strata_binary;
+  std::set<std::string> cases = kAllCases;
+  CaseOptions s3;
+};
+
+[[noreturn]] void UsageError(const std::string& message) {
+  std::fprintf(stderr, "s3bench: %s\n%s", message.c_str(), kUsage);
+  std::exit(2);
+}
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double ParseNumber(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || v <= 0) UsageError("bad value for " + flag + ": " + value);
+  return v;
+}
+
+Options ParseOptions(int argc, char** argv) {
+  Options opt;
+  // Smoke mode changes the defaults; explicit flags still win, so apply it first.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--smoke") {
+      opt.smoke = true;
+      opt.s3.duration_s = 0.3;
+      opt.s3.runs = 1;
+      opt.s3.large_bytes = 64ull << 20;
+      opt.s3.list_small_keys = 1000;
+      opt.s3.list_large_keys = 2000;
+      opt.s3.small_get_keys = 100;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) UsageError(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--smoke") continue;
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (flag == "--endpoint") {
+      opt.endpoint = value();
+    } else if (flag == "--strata") {
+      opt.strata_binary = value();
+    } else if (flag == "--duration-s") {
+      opt.s3.duration_s = ParseNumber(flag, value());
+    } else if (flag == "--runs") {
+      opt.s3.runs = static_cast<int>(ParseNumber(flag, value()));
+    } else if (flag == "--large-mib") {
+      opt.s3.large_bytes = static_cast<uint64_t>(ParseNumber(flag, value())) << 20;
+    } else if (flag == "--list-keys") {
+      std::vector<std::string> counts = SplitCommas(value());
+      if (counts.size() != 2) UsageError("--list-keys needs two counts, e.g. 10000,1000000");
+      opt.s3.list_small_keys = static_cast<int>(ParseNumber(flag, counts[0]));
+      opt.s3.list_large_keys = static_cast<int>(ParseNumber(flag, counts[1]));
+    } else if (flag == "--only") {
+      opt.cases.clear();
+      for (const std::string& c : SplitCommas(value())) {
+        if (c == "limits") {
+          opt.cases.insert({"loopback", "rr", "md5"});
+        } else if (kAllCases.count(c)) {
+          opt.cases.insert(c);
+        } else {
+          UsageError("unknown case " + c);
+        }
+      }
+    } else {
+      UsageError("unknown option " + flag);
+    }
+  }
+  return opt;
+}
+
+std::string ReadFirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// ---- limits -----------------------------------------------------------------------
+
+void RunLimits(const Options& opt, Report& report) {
+  const CaseOptions& o = opt.s3;
+  if (opt.cases.count("loopback")) {
+    Row& row = report.Add("loopback", "limit: loopback TCP, 1 stream", Unit::kBytesPerSecond);
+    report.Measure(row, o.runs, [&](int) {
+      return RunFigure{MeasureLoopbackBytesPerSecond(o.duration_s)};
+    });
+  }
+  if (opt.cases.count("rr")) {
+    for (int c : {1, 16}) {
+      Row& row = report.Add("rr_c" + std::to_string(c),
+                            "limit: 4 KiB echo req/resp, c=" + std::to_string(c),
+                            Unit::kOpsPerSecond);
+      report.Measure(row, o.runs, [&](int) {
+        TimedResult r = MeasureEchoRequestResponse(c, o.duration_s);
+        return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};
+      });
+    }
+  }
+  if (opt.cases.count("md5")) {
+    Row& row = report.Add("md5", "limit: MD5, 1 core", Unit::kBytesPerSecond);
+    report.Measure(row, o.runs, [&](int) {
+      return RunFigure{MeasureMd5BytesPerSecond(o.duration_s)};
+    });
+  }
+}
+
+// ---- S3 ---------------------------------------------------------------------------
+
+Credentials CredentialsFromEnvironment() {
+  auto env = [](const char* a, const char* b) -> std::string {
+    if (const char* v = std::getenv(a)) return v;
+    if (const char* v = std::getenv(b)) return v;
+    return "";
+  };
+  Credentials c;
+  c.access_key = env("STRATA_ROOT_USER", "AWS_ACCESS_KEY_ID");
+  c.secret_key = env("STRATA_ROOT_PASSWORD", "AWS_SECRET_ACCESS_KEY");
+  if (const char* region = std::getenv("AWS_DEFAULT_REGION")) c.region = region;
+  if (c.access_key.empty() || c.secret_key.empty()) {
+    UsageError("--endpoint needs STRATA_ROOT_USER/STRATA_ROOT_PASSWORD in the environment");
+  }
+  return c;
+}
+
+// Runs one group of S3 rows; an error outside the timed runs (creating a
+// bucket or the keys a case needs) becomes a FAILED row instead of aborting.
+void RunS3Case(const char* name, Report& report, const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const BenchError& e) {
+    Row& row = report.Add(std::string(name) + "_setup", name, Unit::kOpsPerSecond);
+    row.note = std::string("FAILED: ") + e.what();
+    row.failed = true;
+    std::fprintf(stderr, "[s3bench] %s: %s\n", name, row.note.c_str());
+  }
+}
+
+void RunS3(const Options& opt, const Target& target, Report& report) {
+  const CaseOptions& o = opt.s3;
+  if (opt.cases.count("put4k")) RunS3Case("put4k", report, [&] { RunSmallPut(o, target, report); });
+  if (opt.cases.count("get4k")) RunS3Case("get4k", report, [&] { RunSmallGet(o, target, report); });
+  if (opt.cases.count("put_large")) {
+    RunS3Case("put_large", report, [&] { RunLargePut(o, target, report); });
+  }
+  if (opt.cases.count("get_large")) {
+    RunS3Case("get_large", report, [&] { RunLargeGet(o, target, report); });
+  }
+  if (opt.cases.count("list")) RunS3Case("list", report, [&] { RunList(o, target, report); });
+}
+
+bool NeedsServer(const Options& opt) {
+  for (const std::string& c : opt.cases) {
+    if (kS3Cases.count(c)) return true;
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  Options opt = ParseOptions(argc, argv);
+  std::unique_ptr<ServerProcess> server;
+  Target target;
+  if (NeedsServer(opt)) {
+    if (!opt.endpoint.empty()) {
+      std::tie(target.host, target.port) = ParseEndpoint(opt.endpoint);
+      target.credentials = CredentialsFromEnvironment();
+    } else {
+      std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+      if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+      server = ServerProcess::Start(binary);
+      target = {server->host(), server->port(), server->credentials()};
+      std::fprintf(stderr, "[s3bench] started %s on port %d, data in %s\n", binary.c_str(),
+                   server->port(), server->data_dir().c_str());
+    }
+  }
+
+  std::string load_before = ReadFirstLine("/proc/loadavg");
+  double start_s = NowSeconds();
+  Report report;
+  RunLimits(opt, report);
+  if (NeedsServer(opt)) RunS3(opt, target, report);
+  server.reset();  // stop the server before printing, so its exit is not in the way
+
+  std::printf("\ns3bench %s mode: %d run(s) per figure (median; runs listed), %.1f s per timed run, "
+              "%ld CPUs shared by load generator and server\n",
+              opt.smoke ? "smoke" : "full", opt.s3.runs, opt.s3.duration_s, sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("load average before: %s; after: %s; total %.0f s\n\n", load_before.c_str(),
+              ReadFirstLine("/proc/loadavg").c_str(), NowSeconds() - start_s);
+  report.Print(stdout);
+  std::fflush(stdout);
+  if (report.AnyFailed()) {
+    std::fprintf(stderr, "s3bench: some cases FAILED (see above)\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace strata::bench
+
+int main(int argc, char** argv) {
+  try {
+    return strata::bench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "s3bench: %s\n", e.what());
+    return 1;
+  }
+}

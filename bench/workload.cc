@@ -1,0 +1,117 @@
+#include "workload.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <latch>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "net.h"
+
+namespace strata::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t ToNs(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+}
+
+// What the workers share: the start signal, the stop flag and the first error.
+struct RunState {
+  explicit RunState(int workers) : ready(workers) {}
+  std::latch ready;  // every worker has connected
+  std::atomic<bool> started{false};
+  Clock::time_point start, deadline;
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string first_error;
+
+  void Fail(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!failed.exchange(true)) first_error = message;
+  }
+};
+
+struct WorkerOutput {
+  std::vector<int64_t> latency_ns;
+  Clock::time_point end;
+};
+
+void WorkerMain(int index, const WorkerFactory& factory, RunState& state, WorkerOutput& out) {
+  Operation op;
+  try {
+    op = factory(index);
+  } catch (const std::exception& e) {
+    state.Fail(e.what());
+  }
+  state.ready.count_down();
+  state.started.wait(false);
+  out.end = state.start;
+  if (!op) return;
+  try {
+    for (uint64_t seq = 0; !state.failed.load(std::memory_order_relaxed); ++seq) {
+      Clock::time_point t0 = Clock::now();
+      op(seq);
+      out.end = Clock::now();
+      out.latency_ns.push_back(ToNs(out.end - t0));
+      if (out.end >= state.deadline) break;
+    }
+  } catch (const std::exception& e) {
+    state.Fail(e.what());
+  }
+}
+
+}  // namespace
+
+double TimedResult::PercentileUs(double q) const {
+  if (latency_ns.empty()) return NAN;
+  size_t index = static_cast<size_t>(q * static_cast<double>(latency_ns.size() - 1) + 0.5);
+  return static_cast<double>(latency_ns[std::min(index, latency_ns.size() - 1)]) / 1e3;
+}
+
+TimedResult RunTimed(int workers, double duration_s, const WorkerFactory& factory) {
+  RunState state(workers);
+  std::vector<WorkerOutput> outputs(workers);
+  std::vector<std::thread> threads;
+  threads.reserve(workers);
+  for (int i = 0; i < workers; ++i) {
+    threads.emplace_back(WorkerMain, i, std::cref(factory), std::ref(state), std::ref(outputs[i]));
+  }
+  state.ready.wait();
+  state.start = Clock::now();
+  state.deadline = state.start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(duration_s));
+  state.started = true;
+  state.started.notify_all();
+  for (std::thread& t : threads) t.join();
+  if (state.failed) throw BenchError(state.first_error);
+
+  TimedResult result;
+  Clock::time_point end = state.start;
+  for (WorkerOutput& out : outputs) {
+    end = std::max(end, out.end);
+    result.latency_ns.insert(result.latency_ns.end(), out.latency_ns.begin(), out.latency_ns.end());
+  }
+  std::sort(result.latency_ns.begin(), result.latency_ns.end());
+  result.ops = result.latency_ns.size();
+  result.seconds = static_cast<double>(ToNs(end - state.start)) / 1e9;
+  return result;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+double NowSeconds() {
+  return static_cast<double>(ToNs(Clock::now().time_since_epoch())) / 1e9;
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,250 @@
+// Multipart uploads: parts are written to their own data files and recorded
+// under P<upload id><part number>; completing writes one object record that
+// lists the part files in order (no data is copied).
+#include <algorithm>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+#include "meta/keys.h"
+#include "object/engine.h"
+
+namespace strata::object {
+
+namespace {
+// Upload ids: 8-byte big-endian creation stamp + 8 random bytes, in hex, so
+// that within one key the ids sort in the order the uploads were created.
+std::string NewUploadId(uint64_t stamp) {
+  std::string raw;
+  PutFixed64BE(&raw, stamp);
+  raw += RandomBytes(8);
+  return HexEncode(raw);
+}
+
+bool IsUploadId(const std::string& id) {
+  return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+}  // namespace
+
+Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const std::string& key,
+                                               UploadRecord record) {
+  std::shared_lock bucket_lock(BucketLock(bucket));
+  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+  if (!b) return NotFound("bucket " + bucket);
+  record.initiated_ns = NowNs();
+  std::string id = NewUploadId(NextVersionStamp());
+  meta::WriteBatch batch;
+  batch.Put(meta::UploadKey(bucket, key, id), EncodeUploadRecord(record));
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  return id;
+}
+
+Result<UploadRecord> ObjectEngine::GetUpload(const std::string& bucket, const std::string& key,
+                                             const std::string& upload_id) {
+  if (!IsUploadId(upload_id)) return NotFound("upload " + upload_id);
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::UploadKey(bucket, key, upload_id)));
+  if (!value) return NotFound("upload " + upload_id);
+  auto rec = DecodeUploadRecord(*value);
+  if (!rec) return Corruption("undecodable upload record " + upload_id);
+  return *rec;
+}
+
+Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewPartWriter(const std::string& bucket,
+                                                                  const std::string& key,
+                                                                  const std::string& upload_id,
+                                                                  uint32_t part_number) {
+  RETURN_IF_ERROR(GetUpload(bucket, key, upload_id).status());
+  auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, {}));
+  writer->upload_id_ = upload_id;
+  writer->part_number_ = part_number;
+  return writer;
+}
+
+Status ObjectEngine::CommitPart(const std::string& bucket, const std::string& key,
+                                const std::string& upload_id, uint32_t part_number,
+                                PartRecord part) {
+  std::lock_guard lock(UploadLock(upload_id));
+  // A part racing an abort or complete loses: the upload must still exist.
+  RETURN_IF_ERROR(GetUpload(bucket, key, upload_id).status());
+  std::string part_key = meta::PartKey(upload_id, part_number);
+  ASSIGN_OR_RETURN(auto old, kv_->Get(part_key));
+  std::string replaced;
+  if (old) {
+    auto rec = DecodePartRecord(*old);
+    if (!rec) return Corruption("undecodable part record");
+    replaced = rec->file_id;
+  }
+  meta::WriteBatch batch;
+  batch.Put(part_key, EncodePartRecord(part));
+  batch.Delete(meta::IntentKey(part.file_id));
+  if (!replaced.empty()) batch.Put(meta::GarbageKey(replaced), "");
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  if (!replaced.empty()) CollectGarbage(replaced);
+  return Status::OK();
+}
+
+Result<std::vector<PartInfo>> ObjectEngine::ListParts(const std::string& upload_id) {
+  std::vector<PartInfo> parts;
+  std::string prefix = meta::PartPrefix(upload_id);
+  auto it = kv_->NewIterator();
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    if (it->key().size() != prefix.size() + 4) continue;
+    auto rec = DecodePartRecord(it->value());
+    if (!rec) return Corruption("undecodable part record");
+    parts.push_back({meta::ParsePartNumber(it->key()), std::move(*rec)});
+  }
+  RETURN_IF_ERROR(it->status());
+  return parts;
+}
+
+Result<std::vector<std::string>> ObjectEngine::DropUpload(const std::string& bucket,
+                                                          const std::string& key,
+                                                          const std::string& upload_id,
+                                                          meta::WriteBatch* batch) {
+  ASSIGN_OR_RETURN(auto parts, ListParts(upload_id));
+  std::vector<std::string> files;
+  batch->Delete(meta::UploadKey(bucket, key, upload_id));
+  for (const PartInfo& p : parts) {
+    batch->Delete(meta::PartKey(upload_id, p.part_number));
+    files.push_back(p.record.file_id);
+  }
+  return files;
+}
+
+Status ObjectEngine::AbortUpload(const std::string& bucket, const std::string& key,
+                                 const std::string& upload_id) {
+  std::lock_guard lock(UploadLock(upload_id));
+  RETURN_IF_ERROR(GetUpload(bucket, key, upload_id).status());
+  meta::WriteBatch batch;
+  ASSIGN_OR_RETURN(auto files, DropUpload(bucket, key, upload_id, &batch));
+  for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  for (const std::string& f : files) CollectGarbage(f);
+  return Status::OK();
+}
+
+Result<ObjectRecord> ObjectEngine::CompleteUpload(
+    const std::string& bucket, const std::string& key, const std::string& upload_id,
+    const std::vector<CompletePart>& wanted, CompleteProblem* problem,
+    const std::function<Status(const std::optional<ObjectRecord>&)>& check,
+    const std::function<Result<std::string>(const ObjectRecord&)>& object_checksum) {
+  *problem = CompleteProblem::kNone;
+  std::shared_lock bucket_lock(BucketLock(bucket));
+  std::lock_guard key_lock(KeyLock(bucket, key));
+  std::lock_guard upload_lock(UploadLock(upload_id));
+  ASSIGN_OR_RETURN(UploadRecord upload, GetUpload(bucket, key, upload_id));
+  ASSIGN_OR_RETURN(auto stored, ListParts(upload_id));
+  if (wanted.empty()) {
+    *problem = CompleteProblem::kInvalidPart;
+    return InvalidArgument("no parts given");
+  }
+  ObjectRecord rec;
+  rec.is_inline = false;
+  std::string md5s;
+  uint32_t previous = 0;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const CompletePart& w = wanted[i];
+    if (i > 0 && w.part_number <= previous) {
+      *problem = CompleteProblem::kInvalidPartOrder;
+      return InvalidArgument("parts must be in ascending order");
+    }
+    previous = w.part_number;
+    auto found = std::find_if(stored.begin(), stored.end(),
+                              [&](const PartInfo& p) { return p.part_number == w.part_number; });
+    if (found == stored.end() || found->record.etag != w.etag) {
+      *problem = CompleteProblem::kInvalidPart;
+      return InvalidArgument("part " + std::to_string(w.part_number) + " not found or etag differs");
+    }
+    const PartRecord& p = found->record;
+    if (i + 1 < wanted.size() && p.size_bytes < kMinPartBytes) {
+      *problem = CompleteProblem::kEntityTooSmall;
+      return InvalidArgument("part " + std::to_string(w.part_number) + " is smaller than 5 MiB");
+    }
+    rec.parts.push_back({p.file_id, p.size_bytes, p.etag, p.checksum});
+    rec.size_bytes += p.size_bytes;
+    md5s += *HexDecode(p.etag);
+  }
+  StreamHash md5(StreamHash::Kind::kMd5);
+  md5.Update(md5s.data(), md5s.size());
+  rec.etag = HexEncode(md5.Final()) + "-" + std::to_string(wanted.size());
+  rec.headers = upload.headers;
+  rec.tags = upload.tags;
+  rec.storage_class = upload.storage_class;
+  rec.checksum_algorithm = upload.checksum_algorithm;
+  rec.checksum_type = upload.checksum_type;
+  if (object_checksum) {
+    ASSIGN_OR_RETURN(rec.checksum_value, object_checksum(rec));
+  }
+
+  // Parts uploaded but not named in the list become garbage.
+  meta::WriteBatch batch;
+  ASSIGN_OR_RETURN(auto files, DropUpload(bucket, key, upload_id, &batch));
+  std::vector<std::string> unused;
+  for (const std::string& f : files) {
+    bool used = std::any_of(rec.parts.begin(), rec.parts.end(),
+                            [&](const PartRef& p) { return p.file_id == f; });
+    if (!used) unused.push_back(f);
+  }
+  RETURN_IF_ERROR(CommitVersionLocked(bucket, key, rec, check, std::move(batch), unused));
+  return rec;
+}
+
+Result<ListUploadsResult> ObjectEngine::ListUploads(const std::string& bucket,
+                                                    const ListUploadsParams& params) {
+  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+  if (!b) return NotFound("bucket " + bucket);
+  ListUploadsResult result;
+  if (params.max_uploads <= 0) return result;
+  const std::string prefix = meta::UploadPrefix(bucket);
+  std::string start = std::max(params.prefix, params.key_marker);
+  auto it = kv_->NewIterator();
+  it->Seek(prefix + start);
+  int emitted = 0;
+  while (it->Valid() && it->key().starts_with(prefix)) {
+    std::string parsed_bucket, key, id;
+    if (!meta::ParseUploadKey(it->key(), &parsed_bucket, &key, &id)) {
+      return Corruption("bad upload key");
+    }
+    if (!key.starts_with(params.prefix)) break;
+    // key-marker alone: uploads of keys after it; with upload-id-marker:
+    // also uploads of that key with a greater id.
+    bool after_marker = params.key_marker.empty() || key > params.key_marker ||
+                        (key == params.key_marker && !params.upload_id_marker.empty() &&
+                         id > params.upload_id_marker);
+    if (!after_marker) {
+      it->Next();
+      continue;
+    }
+    size_t pos = params.delimiter.empty() ? std::string::npos
+                                          : key.find(params.delimiter, params.prefix.size());
+    if (pos != std::string::npos) {
+      std::string common = key.substr(0, pos + params.delimiter.size());
+      if (emitted == params.max_uploads) {
+        result.is_truncated = true;
+        break;
+      }
+      if (common > params.key_marker) {
+        result.common_prefixes.push_back(common);
+        result.next_key_marker = common;
+        result.next_upload_id_marker.clear();
+        ++emitted;
+      }
+      it->Seek(prefix + common + '\xff');
+      continue;
+    }
+    if (emitted == params.max_uploads) {
+      result.is_truncated = true;
+      break;
+    }
+    auto rec = DecodeUploadRecord(it->value());
+    if (!rec) return Corruption("undecodable upload record");
+    result.uploads.push_back({key, id, std::move(*rec)});
+    result.next_key_marker = key;
+    result.next_upload_id_marker = id;
+    ++emitted;
+    it->Next();
+  }
+  RETURN_IF_ERROR(it->status());
+  return result;
+}
+
+}  // namespace strata::object

@@ -1,0 +1,246 @@
+// CopyObject and UploadPartCopy: server-side copies streamed from the source
+// version into a new version or part, with the x-amz-copy-source-if-* checks.
+#include <memory>
+
+#include "common/encoding.h"
+#include "common/time_util.h"
+#include "s3/ops/object_write.h"
+#include "s3/router.h"
+#include "s3/xml.h"
+
+namespace strata::s3 {
+
+namespace {
+
+constexpr uint64_t kMaxCopyBytes = 5ull << 30;
+constexpr size_t kCopyBufferBytes = 1 << 20;
+
+struct CopySource {
+  std::string bucket;
+  std::string key;
+};
+
+// "x-amz-copy-source: /bucket/key?versionId=null" (URL-encoded, leading '/' optional).
+std::variant<CopySource, Error> ParseCopySource(const http::Request& req) {
+  std::string raw = *req.Header("x-amz-copy-source");
+  size_t q = raw.find('?');
+  std::string query = q == std::string::npos ? "" : raw.substr(q + 1);
+  raw = raw.substr(0, q);
+  if (!query.empty() && query != "versionId=null") {
+    if (query.starts_with("versionId=")) return MakeError(ErrorCode::kNoSuchVersion);
+    return MakeError(ErrorCode::kInvalidArgument, "Invalid copy source query");
+  }
+  auto decoded = UriDecode(raw);
+  Error bad = MakeError(ErrorCode::kInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey");
+  if (!decoded) return bad;
+  std::string_view path = *decoded;
+  if (path.starts_with("/")) path.remove_prefix(1);
+  size_t slash = path.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size()) return bad;
+  CopySource src{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1))};
+  if (!IsValidBucketName(src.bucket)) return MakeError(ErrorCode::kInvalidBucketName);
+  if (src.key.size() > 1024) return MakeError(ErrorCode::kKeyTooLongError);
+  return src;
+}
+
+// x-amz-copy-source-if-* in AWS's precedence (a true If-Match overrides a
+// false If-Unmodified-Since; a true If-None-Match overrides If-Modified-Since).
+std::optional<Error> CheckCopyConditions(const http::Request& req, const object::ObjectRecord& src) {
+  int64_t mtime_s = src.mtime_ns / 1000000000;
+  const std::string* if_match = req.Header("x-amz-copy-source-if-match");
+  const std::string* if_none = req.Header("x-amz-copy-source-if-none-match");
+  bool fail = false;
+  if (if_match) {
+    fail |= !EtagMatches(*if_match, src.etag);
+  } else if (const std::string* h = req.Header("x-amz-copy-source-if-unmodified-since")) {
+    auto t = ParseHttpDate(*h);
+    fail |= t && mtime_s > *t;
+  }
+  if (if_none) {
+    fail |= EtagMatches(*if_none, src.etag);
+  } else if (const std::string* h = req.Header("x-amz-copy-source-if-modified-since")) {
+    auto t = ParseHttpDate(*h);
+    fail |= t && mtime_s <= *t;
+  }
+  if (fail) return MakeError(ErrorCode::kPreconditionFailed);
+  return std::nullopt;
+}
+
+std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext& ctx,
+                                                                      const CopySource& src) {
+  auto reader = ctx.engine.OpenObject(src.bucket, src.key);
+  if (!reader.ok()) {
+    if (reader.status().code() != Code::kNotFound) return FromStatus(reader.status());
+    auto b = ctx.engine.GetBucket(src.bucket);
+    return MakeError(b.ok() ? ErrorCode::kNoSuchKey : ErrorCode::kNoSuchBucket);
+  }
+  if (auto e = CheckCopyConditions(ctx.http, (*reader)->record())) return *e;
+  return std::move(reader).value();
+}
+
+std::optional<Error> CopyRange(const object::ObjectReader& reader, uint64_t first, uint64_t length,
+                               object::ObjectWriter& writer, ChecksumCheck& checksum) {
+  auto buf = std::make_unique<char[]>(kCopyBufferBytes);
+  uint64_t offset = first, end = first + length;
+  while (offset < end) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kCopyBufferBytes, end - offset));
+    auto n = reader.ReadAt(offset, buf.get(), want);
+    if (!n.ok()) return FromStatus(n.status());
+    if (*n == 0) return MakeError(ErrorCode::kInternalError, "copy source ended early");
+    checksum.Update(buf.get(), *n);
+    Status st = writer.Append(std::string_view(buf.get(), *n));
+    if (!st.ok()) return FromStatus(st);
+    offset += *n;
+  }
+  return std::nullopt;
+}
+
+std::variant<std::string, Error> Directive(const http::Request& req, const char* header) {
+  const std::string* d = req.Header(header);
+  if (!d) return std::string("COPY");
+  if (*d != "COPY" && *d != "REPLACE") {
+    return MakeError(ErrorCode::kInvalidArgument, std::string("Unknown ") + header);
+  }
+  return *d;
+}
+
+OpResult SendCopyResult(OpContext& ctx, const char* root, const std::string& etag, int64_t mtime_ns,
+                        const std::string& checksum_alg, const std::string& checksum) {
+  XmlWriter w;
+  w.Open(root);
+  w.Element("ETag", "\"" + etag + "\"");
+  w.Element("LastModified", FormatIso8601(mtime_ns));
+  if (!checksum.empty()) w.Element("Checksum" + checksum_alg, checksum);
+  w.Close(root);
+  return SendXml(ctx, w.Finish());
+}
+
+}  // namespace
+
+OpResult CopyObject(OpContext& ctx) {
+  auto parsed = ParseCopySource(ctx.http);
+  if (auto* e = std::get_if<Error>(&parsed)) return *e;
+  const CopySource& src = std::get<CopySource>(parsed);
+  auto metadata_directive = Directive(ctx.http, "x-amz-metadata-directive");
+  if (auto* e = std::get_if<Error>(&metadata_directive)) return *e;
+  auto tagging_directive = Directive(ctx.http, "x-amz-tagging-directive");
+  if (auto* e = std::get_if<Error>(&tagging_directive)) return *e;
+  bool replace_meta = std::get<std::string>(metadata_directive) == "REPLACE";
+  bool replace_tags = std::get<std::string>(tagging_directive) == "REPLACE";
+  auto storage_class = StorageClassFromRequest(ctx.http);
+  if (auto* e = std::get_if<Error>(&storage_class)) return *e;
+
+  auto opened = OpenSource(ctx, src);
+  if (auto* e = std::get_if<Error>(&opened)) return *e;
+  auto& reader = std::get<std::unique_ptr<object::ObjectReader>>(opened);
+  const object::ObjectRecord& src_rec = reader->record();
+  if (src_rec.size_bytes > kMaxCopyBytes) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "The specified copy source is larger than the maximum allowable size for a "
+                     "copy source: 5368709120");
+  }
+  bool same = src.bucket == ctx.route.bucket && src.key == ctx.route.key;
+  if (same && !replace_meta && ctx.http.Header("x-amz-storage-class") == nullptr &&
+      ctx.http.Header("x-amz-checksum-algorithm") == nullptr) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "This copy request is illegal because it is trying to copy an object to "
+                     "itself without changing the object's metadata, storage class, website "
+                     "redirect location or encryption attributes.");
+  }
+
+  object::ObjectHeaders headers = src_rec.headers;
+  if (replace_meta) {
+    auto h = HeadersFromRequest(ctx.http);
+    if (auto* e = std::get_if<Error>(&h)) return *e;
+    headers = std::get<object::ObjectHeaders>(h);
+  }
+  object::WriteOptions options;
+  options.storage_class = std::get<std::string>(storage_class);
+  options.tags = src_rec.tags;
+  if (replace_tags) {
+    options.tags.clear();
+    if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {
+      auto tags = ParseTaggingHeader(*tagging);
+      if (auto* e = std::get_if<Error>(&tags)) return *e;
+      options.tags = std::get<object::Tags>(tags);
+    }
+  }
+  // The copy keeps the source's checksum algorithm unless another is asked for.
+  std::optional<ChecksumAlgorithm> alg;
+  if (const std::string* a = ctx.http.Header("x-amz-checksum-algorithm")) {
+    alg = ParseChecksumAlgorithm(*a);
+    if (!alg) return MakeError(ErrorCode::kInvalidRequest, "Invalid x-amz-checksum-algorithm");
+  } else if (!src_rec.checksum_algorithm.empty()) {
+    alg = ParseChecksumAlgorithm(src_rec.checksum_algorithm);
+  }
+  http::Request no_headers;  // the copy's body is the source, not the request
+  auto checksum = ChecksumCheck::FromRequest(no_headers, alg);
+  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+
+  auto writer = ctx.engine.NewWriter(ctx.route.bucket, ctx.route.key, std::move(headers),
+                                     std::move(options));
+  if (!writer.ok()) return FromStatus(writer.status(), ErrorCode::kNoSuchBucket);
+  if (auto e = CopyRange(*reader, 0, src_rec.size_bytes, **writer, check)) return *e;
+  if (auto e = check.Finish(ctx)) return *e;
+  if (check.algorithm()) {
+    (*writer)->SetChecksum(std::string(ChecksumName(*check.algorithm())), check.value_base64(),
+                           "FULL_OBJECT");
+  }
+  auto rec = (*writer)->Commit(WriteConditions(ctx.http));
+  if (!rec.ok()) return WriteConditionError(rec.status());
+  return SendCopyResult(ctx, "CopyObjectResult", rec->etag, rec->mtime_ns, rec->checksum_algorithm,
+                        rec->checksum_value);
+}
+
+OpResult UploadPartCopy(OpContext& ctx) {
+  const std::string* n = ctx.route.Query("partNumber");
+  if (!n || n->empty() || n->size() > 5 || n->find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(*n) < 1 || std::stoul(*n) > object::kMaxParts) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Part number must be an integer between 1 and 10000, inclusive");
+  }
+  const std::string* upload_id = ctx.route.Query("uploadId");
+  auto upload = ctx.engine.GetUpload(ctx.route.bucket, ctx.route.key, *upload_id);
+  if (!upload.ok()) {
+    if (upload.status().code() != Code::kNotFound) return FromStatus(upload.status());
+    auto b = ctx.engine.GetBucket(ctx.route.bucket);
+    return MakeError(b.ok() ? ErrorCode::kNoSuchUpload : ErrorCode::kNoSuchBucket);
+  }
+  auto parsed = ParseCopySource(ctx.http);
+  if (auto* e = std::get_if<Error>(&parsed)) return *e;
+  auto opened = OpenSource(ctx, std::get<CopySource>(parsed));
+  if (auto* e = std::get_if<Error>(&opened)) return *e;
+  auto& reader = std::get<std::unique_ptr<object::ObjectReader>>(opened);
+  uint64_t size = reader->record().size_bytes;
+  uint64_t first = 0, length = size;
+  if (const std::string* range = ctx.http.Header("x-amz-copy-source-range")) {
+    unsigned long long a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(range->c_str(), "bytes=%llu-%llu%c", &a, &b, &tail) != 2 || a > b) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "The x-amz-copy-source-range value must be of the form bytes=first-last "
+                       "where first and last are the zero-based offsets of the first and last "
+                       "bytes to copy");
+    }
+    if (b >= size) return MakeError(ErrorCode::kInvalidRange);
+    first = a;
+    length = b - a + 1;
+  }
+  if (length > kMaxCopyBytes) return MakeError(ErrorCode::kEntityTooLarge);
+  std::optional<ChecksumAlgorithm> alg;
+  if (!upload->checksum_algorithm.empty()) alg = ParseChecksumAlgorithm(upload->checksum_algorithm);
+  http::Request no_headers;
+  ChecksumCheck check = std::get<ChecksumCheck>(ChecksumCheck::FromRequest(no_headers, alg));
+  auto writer = ctx.engine.NewPartWriter(ctx.route.bucket, ctx.route.key, *upload_id,
+                                         static_cast<uint32_t>(std::stoul(*n)));
+  if (!writer.ok()) return FromStatus(writer.status(), ErrorCode::kNoSuchUpload);
+  if (auto e = CopyRange(*reader, first, length, **writer, check)) return *e;
+  if (auto e = check.Finish(ctx)) return *e;
+  if (alg) (*writer)->SetChecksum(upload->checksum_algorithm, check.value_base64(), "");
+  auto rec = (*writer)->Commit();
+  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchUpload);
+  return SendCopyResult(ctx, "CopyPartResult", rec->etag, rec->mtime_ns, upload->checksum_algorithm,
+                        alg ? check.value_base64() : "");
+}
+
+}  // namespace strata::s3

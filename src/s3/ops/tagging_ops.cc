@@ -1,0 +1,132 @@
+// Object tagging (Put/Get/DeleteObjectTagging) and GetObjectAttributes.
+#include "common/time_util.h"
+#include "s3/ops/object_write.h"
+#include "s3/xml.h"
+
+namespace strata::s3 {
+
+namespace {
+Error TagTargetError(OpContext& ctx, const Status& st) {
+  if (st.code() == Code::kNotFound) return NotFoundError(ctx);
+  return FromStatus(st);
+}
+}  // namespace
+
+OpResult PutObjectTagging(OpContext& ctx) {
+  auto body = ReadSmallBody(ctx, 64 * 1024);
+  if (auto* e = std::get_if<Error>(&body)) return *e;
+  auto tags = ParseTagging(std::get<std::string>(body));
+  if (!tags) return MakeError(ErrorCode::kMalformedXML);
+  if (auto e = ValidateTags(*tags)) return *e;
+  Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, std::move(*tags));
+  if (!st.ok()) return TagTargetError(ctx, st);
+  return SendEmpty(ctx, 200);
+}
+
+OpResult GetObjectTagging(OpContext& ctx) {
+  auto rec = ctx.engine.HeadObject(ctx.route.bucket, ctx.route.key);
+  if (!rec.ok()) return TagTargetError(ctx, rec.status());
+  XmlWriter w;
+  w.Open("Tagging");
+  w.Open("TagSet");
+  for (const auto& [k, v] : rec->tags) {
+    w.Open("Tag");
+    w.Element("Key", k);
+    w.Element("Value", v);
+    w.Close("Tag");
+  }
+  w.Close("TagSet");
+  w.Close("Tagging");
+  return SendXml(ctx, w.Finish());
+}
+
+OpResult DeleteObjectTagging(OpContext& ctx) {
+  Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, {});
+  if (!st.ok()) return TagTargetError(ctx, st);
+  return SendEmpty(ctx, 204);
+}
+
+OpResult GetObjectAttributes(OpContext& ctx) {
+  const std::string* wanted = ctx.http.Header("x-amz-object-attributes");
+  if (!wanted || wanted->empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "The x-amz-object-attributes header specifying the attributes to be "
+                     "retrieved is either missing or empty");
+  }
+  auto has = [&](std::string_view name) {
+    size_t pos = 0;
+    while (pos <= wanted->size()) {
+      size_t comma = wanted->find(',', pos);
+      std::string item = wanted->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      if (b != std::string::npos && item.substr(b, e - b + 1) == name) return true;
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    return false;
+  };
+  for (size_t pos = 0; pos <= wanted->size();) {
+    size_t comma = wanted->find(',', pos);
+    std::string item = wanted->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (item != "ETag" && item != "Checksum" && item != "ObjectParts" && item != "StorageClass" &&
+        item != "ObjectSize") {
+      return MakeError(ErrorCode::kInvalidArgument, "Invalid attribute name specified: " + item);
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  auto rec = ctx.engine.HeadObject(ctx.route.bucket, ctx.route.key);
+  if (!rec.ok()) return TagTargetError(ctx, rec.status());
+  XmlWriter w;
+  w.Open("GetObjectAttributesResponse");
+  if (has("ETag")) w.Element("ETag", rec->etag);
+  if (has("Checksum") && !rec->checksum_value.empty()) {
+    w.Open("Checksum");
+    w.Element("Checksum" + rec->checksum_algorithm, rec->checksum_value);
+    w.Element("ChecksumType", rec->checksum_type);
+    w.Close("Checksum");
+  }
+  if (has("ObjectParts") && !rec->parts.empty()) {
+    int max_parts = 1000;
+    if (const std::string* m = ctx.http.Header("x-amz-max-parts")) max_parts = std::max(0, std::atoi(m->c_str()));
+    long marker = 0;
+    if (const std::string* m = ctx.http.Header("x-amz-part-number-marker")) marker = std::atol(m->c_str());
+    w.Open("ObjectParts");
+    w.Element("TotalPartsCount", std::to_string(rec->parts.size()));
+    w.Element("PartNumberMarker", std::to_string(marker));
+    long last = marker;
+    long end = std::min<long>(rec->parts.size(), marker + max_parts);
+    for (long i = marker; i < end; ++i) last = i + 1;
+    w.Element("NextPartNumberMarker", std::to_string(last));
+    w.Element("MaxParts", std::to_string(max_parts));
+    w.Element("IsTruncated", end < static_cast<long>(rec->parts.size()) ? "true" : "false");
+    for (long i = marker; i < end; ++i) {
+      const object::PartRef& p = rec->parts[i];
+      w.Open("Part");
+      w.Element("PartNumber", std::to_string(i + 1));
+      w.Element("Size", std::to_string(p.size_bytes));
+      if (!p.checksum.empty()) w.Element("Checksum" + rec->checksum_algorithm, p.checksum);
+      w.Close("Part");
+    }
+    w.Close("ObjectParts");
+  }
+  if (has("StorageClass")) {
+    w.Element("StorageClass", rec->storage_class.empty() ? "STANDARD" : rec->storage_class);
+  }
+  if (has("ObjectSize")) w.Element("ObjectSize", std::to_string(rec->size_bytes));
+  w.Close("GetObjectAttributesResponse");
+  std::string xml = w.Finish();
+  http::Headers h = BaseHeaders(ctx);
+  h.emplace_back("Content-Type", "application/xml");
+  h.emplace_back("Last-Modified", FormatHttpDate(rec->mtime_ns));
+  if (ctx.out.Start(200, h, xml.size()).ok()) ctx.out.Write(xml).IgnoreError();
+  return std::nullopt;
+}
+
+OpResult PostObject(OpContext& ctx) {
+  return MakeError(ErrorCode::kNotImplemented, "POST object (browser upload) is not implemented yet");
+}
+
+}  // namespace strata::s3
