@@ -26,10 +26,10 @@ constexpr char kSmallBucket[] = "bench-small";
 constexpr char kLargeBucket[] = "bench-large";
 constexpr char kLargeKey[] = "large-single";
 constexpr char kMultipartKey[] = "large-multipart";
-// Written last when a listing bucket is complete, so a bucket populated by an
-// earlier run against the same --endpoint is reused. '_' sorts before "k/",
-// so the marker never shows up in the measured pages.
-constexpr char kPopulatedMarker[] = "_populated";
+// Holds one object per complete listing bucket (named after it, written
+// last), so a bucket populated by an earlier run against the same --endpoint
+// is reused. A separate bucket, so the marker never shows up in a listing.
+constexpr char kMarkerBucket[] = "bench-populated";
 
 // ---- helpers ----------------------------------------------------------------
 
@@ -228,13 +228,15 @@ std::string ListKey(int i) {
 void PopulateListBucket(const CaseOptions& opt, const Target& target, const std::string& bucket,
                         int count) {
   EnsureBucket(target, bucket);
+  EnsureBucket(target, kMarkerBucket);
   auto client = target.NewClient();
-  S3Response marker = client->Send({"GET", ObjectPath(bucket, kPopulatedMarker)}, "");
+  const std::string marker_path = ObjectPath(kMarkerBucket, bucket);
+  S3Response marker = client->Send({"GET", marker_path}, "");
   if (marker.status == 200 && marker.body == std::to_string(count)) return;
   PopulateKeys(target, bucket, count, opt.populate_concurrency, ListKey,
                [](int) { return std::string_view(); });
-  ExpectStatus(client->Send({"PUT", ObjectPath(bucket, kPopulatedMarker)}, std::to_string(count)),
-               200, "PUT populated marker");
+  ExpectStatus(client->Send({"PUT", marker_path}, std::to_string(count)), 200,
+               "PUT populated marker");
 }
 
 // One ListObjectsV2 page after a random key; checks that the page holds

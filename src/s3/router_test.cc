@@ -47,6 +47,26 @@ TEST(Router, PathStyleOperations) {
   EXPECT_EQ(Ok(Req("DELETE", "/bucket/k")).op, Op::kDeleteObject);
 }
 
+TEST(Router, MultipartCopyTaggingOperations) {
+  http::Request copy = Req("PUT", "/bucket/k");
+  copy.headers.emplace_back("x-amz-copy-source", "/src/key");
+  EXPECT_EQ(Ok(copy).op, Op::kCopyObject);
+  EXPECT_EQ(Ok(Req("POST", "/bucket/k?uploads")).op, Op::kCreateMultipartUpload);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket/k?partNumber=1&uploadId=x")).op, Op::kUploadPart);
+  http::Request part_copy = Req("PUT", "/bucket/k?partNumber=1&uploadId=x");
+  part_copy.headers.emplace_back("x-amz-copy-source", "/src/key");
+  EXPECT_EQ(Ok(part_copy).op, Op::kUploadPartCopy);
+  EXPECT_EQ(Ok(Req("POST", "/bucket/k?uploadId=x")).op, Op::kCompleteMultipartUpload);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket/k?uploadId=x")).op, Op::kAbortMultipartUpload);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k?uploadId=x")).op, Op::kListParts);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?uploads")).op, Op::kListMultipartUploads);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket/k?tagging")).op, Op::kPutObjectTagging);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k?tagging")).op, Op::kGetObjectTagging);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket/k?tagging")).op, Op::kDeleteObjectTagging);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k?attributes")).op, Op::kGetObjectAttributes);
+  EXPECT_EQ(Ok(Req("POST", "/bucket")).op, Op::kPostObject);
+}
+
 TEST(Router, VirtualHostStyle) {
   RouterConfig cfg{"s3.example.com"};
   Route r = Ok(Req("GET", "/some/key", "bucket.s3.example.com:9000"), cfg);
@@ -70,7 +90,8 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("PUT", "/bucket/k?tagging")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket/k?acl")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?versioning")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("PUT", "/bucket?notanop")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?x-id=GetObject&unknown=1")).op, Op::kGetObject);
   EXPECT_EQ(Err(Req("GET", "/bucket/a%ZZ")), ErrorCode::kInvalidArgument);
