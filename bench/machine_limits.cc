@@ -96,8 +96,9 @@ class EchoServer {
 Operation EchoClient(int port) {
   auto conn = std::make_shared<Socket>(Socket::Connect("127.0.0.1", port));
   auto reader = std::make_shared<MessageReader>(conn.get());
-  std::string head = "PUT /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
-                     std::to_string(kEchoBytes) + "\r\n\r\n";
+  std::string head =
+      "PUT /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(kEchoBytes) +
+      "\r\n\r\n";
   return [conn, reader, head](uint64_t) {
     conn->WriteAll2(head, SharedPattern().Slice(0, kEchoBytes));
     MessageHead resp;

@@ -73,11 +73,14 @@ void ParseHead(std::string_view text, MessageHead* head) {
   while (eol != std::string_view::npos) {
     size_t start = eol + 2;
     eol = text.find("\r\n", start);
-    std::string_view line = text.substr(start, eol == std::string_view::npos ? text.npos : eol - start);
+    std::string_view line =
+        text.substr(start, eol == std::string_view::npos ? text.npos : eol - start);
     if (line.empty()) continue;
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos) throw BenchError("malformed header line: " + std::string(line));
-    head->headers.emplace_back(Lowercase(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
+    if (colon == std::string_view::npos)
+      throw BenchError("malformed header line: " + std::string(line));
+    head->headers.emplace_back(Lowercase(line.substr(0, colon)),
+                               std::string(Trim(line.substr(colon + 1))));
   }
   if (const std::string* len = head->Header("content-length")) {
     uint64_t n = 0;
@@ -201,7 +204,8 @@ int MessageHead::StatusCode() const {
   // "HTTP/1.1 200 OK"
   size_t sp = start_line.find(' ');
   uint64_t code = 0;
-  if (sp == std::string::npos || !ParseUint(std::string_view(start_line).substr(sp + 1, 3), &code)) {
+  if (sp == std::string::npos ||
+      !ParseUint(std::string_view(start_line).substr(sp + 1, 3), &code)) {
     return 0;
   }
   return static_cast<int>(code);
@@ -265,8 +269,10 @@ void MessageReader::ReadBody(uint64_t n, const BodySink* sink) {
 
 std::pair<std::string, int> ParseEndpoint(const std::string& url) {
   std::string_view rest(url);
-  if (rest.starts_with("http://")) rest.remove_prefix(7);
-  else if (rest.find("://") != std::string_view::npos) throw BenchError("only http:// endpoints: " + url);
+  if (rest.starts_with("http://"))
+    rest.remove_prefix(7);
+  else if (rest.find("://") != std::string_view::npos)
+    throw BenchError("only http:// endpoints: " + url);
   while (rest.ends_with("/")) rest.remove_suffix(1);
   size_t colon = rest.rfind(':');
   uint64_t port = 80;

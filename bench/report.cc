@@ -27,9 +27,12 @@ std::string FormatLatencyUs(double us) {
 std::string FormatValue(Unit unit, double v) {
   if (std::isnan(v)) return "-";
   switch (unit) {
-    case Unit::kBytesPerSecond: return Printf("%.2f GB/s", v / 1e9);
-    case Unit::kOpsPerSecond: return Printf("%.0f ops/s", v);
-    case Unit::kMilliseconds: return Printf("%.2f ms", v);
+    case Unit::kBytesPerSecond:
+      return Printf("%.2f GB/s", v / 1e9);
+    case Unit::kOpsPerSecond:
+      return Printf("%.0f ops/s", v);
+    case Unit::kMilliseconds:
+      return Printf("%.2f ms", v);
   }
   return "?";
 }
@@ -37,18 +40,19 @@ std::string FormatValue(Unit unit, double v) {
 // The bare number, for the list of runs.
 std::string FormatRun(Unit unit, double v) {
   switch (unit) {
-    case Unit::kBytesPerSecond: return Printf("%.2f", v / 1e9);
-    case Unit::kOpsPerSecond: return Printf("%.0f", v);
-    case Unit::kMilliseconds: return Printf("%.2f", v);
+    case Unit::kBytesPerSecond:
+      return Printf("%.2f", v / 1e9);
+    case Unit::kOpsPerSecond:
+      return Printf("%.0f", v);
+    case Unit::kMilliseconds:
+      return Printf("%.2f", v);
   }
   return "?";
 }
 
-double MedianOf(const std::vector<double>& v) { return Median(v); }
-
 }  // namespace
 
-double Row::median() const { return MedianOf(runs); }
+double Row::median() const { return Median(runs); }
 
 Row& Report::Add(std::string id, std::string label, Unit unit, Comparison comparison) {
   Row& row = rows_.emplace_back();
@@ -101,9 +105,25 @@ double Report::LimitOf(const Comparison& c) const {
   return limit;
 }
 
+// "limit", "fraction" and "target" cells of a row ("" where not applicable).
+Report::ComparisonCells Report::Compare(const Row& row) const {
+  ComparisonCells cells;
+  const Comparison& c = row.comparison;
+  double limit = LimitOf(c);
+  if (std::isnan(limit)) return cells;
+  cells.limit = c.limit_label + " " + FormatValue(Find(c.limit_ids.front())->unit, limit);
+  double fraction = row.median() / limit;
+  cells.fraction = c.at_most ? Printf("%.2fx", fraction) : Printf("%.1f %%", fraction * 100);
+  if (std::isnan(c.target)) return cells;
+  bool met = c.at_most ? fraction <= c.target : fraction >= c.target;
+  cells.target = c.at_most ? Printf("<= %.1fx", c.target) : Printf(">= %.0f %%", c.target * 100);
+  cells.target.append(met ? " ok" : " MISS");
+  return cells;
+}
+
 void Report::Print(std::FILE* out) const {
-  const char* header_fmt = "%-36s %-14s %-9s %-9s %-30s %-9s %-12s %s\n";
-  std::fprintf(out, header_fmt, "case", "median", "p50", "p99", "limit (same run)", "fraction",
+  const char* row_fmt = "%-36s %-14s %-9s %-9s %-30s %-9s %-12s %s\n";
+  std::fprintf(out, row_fmt, "case", "median", "p50", "p99", "limit (same run)", "fraction",
                "target", "runs");
   std::fprintf(out, "%s\n", std::string(150, '-').c_str());
   for (const Row& row : rows_) {
@@ -111,28 +131,16 @@ void Report::Print(std::FILE* out) const {
       std::fprintf(out, "%-36s %s\n", row.label.c_str(), row.note.c_str());
       continue;
     }
-    std::string limit_text, fraction_text, target_text;
-    double limit = LimitOf(row.comparison);
-    if (!std::isnan(limit)) {
-      const Row* first = Find(row.comparison.limit_ids.front());
-      limit_text = row.comparison.limit_label + " " + FormatValue(first->unit, limit);
-      double fraction = row.median() / limit;
-      fraction_text = row.comparison.at_most ? Printf("%.2fx", fraction)
-                                             : Printf("%.1f %%", fraction * 100);
-      if (!std::isnan(row.comparison.target)) {
-        bool met = row.comparison.at_most ? fraction <= row.comparison.target
-                                          : fraction >= row.comparison.target;
-        target_text = row.comparison.at_most ? Printf("<= %.1fx", row.comparison.target)
-                                             : Printf(">= %.0f %%", row.comparison.target * 100);
-        target_text += met ? " ok" : " MISS";
-      }
+    ComparisonCells cells = Compare(row);
+    std::string runs;
+    for (double v : row.runs) {
+      if (!runs.empty()) runs.append(" ");
+      runs.append(FormatRun(row.unit, v));
     }
-    std::string runs_text;
-    for (double v : row.runs) runs_text += (runs_text.empty() ? "" : " ") + FormatRun(row.unit, v);
-    std::fprintf(out, header_fmt, row.label.c_str(), FormatValue(row.unit, row.median()).c_str(),
-                 FormatLatencyUs(MedianOf(row.p50_us)).c_str(),
-                 FormatLatencyUs(MedianOf(row.p99_us)).c_str(), limit_text.c_str(),
-                 fraction_text.c_str(), target_text.c_str(), runs_text.c_str());
+    std::fprintf(out, row_fmt, row.label.c_str(), FormatValue(row.unit, row.median()).c_str(),
+                 FormatLatencyUs(Median(row.p50_us)).c_str(),
+                 FormatLatencyUs(Median(row.p99_us)).c_str(), cells.limit.c_str(),
+                 cells.fraction.c_str(), cells.target.c_str(), runs.c_str());
   }
 }
 

@@ -16,7 +16,7 @@ namespace strata::bench {
 enum class Unit {
   kBytesPerSecond,  // shown as GB/s (10^9 bytes, like docs/performance.md and shared/limits.md)
   kOpsPerSecond,
-  kMilliseconds,    // latency figures (listing pages)
+  kMilliseconds,  // latency figures (listing pages)
 };
 
 // How a row relates to a limit measured in the same run.
@@ -39,9 +39,9 @@ struct Row {
   std::string label;
   Unit unit = Unit::kOpsPerSecond;
   Comparison comparison;
-  std::vector<double> runs;          // the main figure of each run
+  std::vector<double> runs;            // the main figure of each run
   std::vector<double> p50_us, p99_us;  // per run, when latency is meaningful
-  std::string note;                  // "n/a (...)" or "FAILED: ..."
+  std::string note;                    // "n/a (...)" or "FAILED: ..."
   bool failed = false;
 
   double median() const;
@@ -68,8 +68,12 @@ class Report {
   bool AnyFailed() const;
 
  private:
+  struct ComparisonCells {
+    std::string limit, fraction, target;
+  };
+  ComparisonCells Compare(const Row& row) const;
   double LimitOf(const Comparison& c) const;  // NaN if a limit row is missing
-  std::deque<Row> rows_;  // deque: references returned by Add stay valid
+  std::deque<Row> rows_;                      // deque: references returned by Add stay valid
 };
 
 }  // namespace strata::bench

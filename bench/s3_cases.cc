@@ -54,7 +54,8 @@ void RunParallel(int n, const std::function<void(int)>& fn) {
 }
 
 std::string SizeLabel(uint64_t bytes) {
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
   return std::to_string(bytes >> 20) + " MiB";
 }
 
@@ -282,8 +283,9 @@ void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report) {
         std::string prefix = "put/c" + std::to_string(c) + "/r" + std::to_string(run) + "/w" +
                              std::to_string(worker) + "/";
         return [client, prefix](uint64_t seq) {
-          S3Response resp = client->Send({"PUT", ObjectPath(kSmallBucket, prefix + std::to_string(seq))},
-                                         SharedPattern().Slice(seq * kSmallStride, kSmallObjectBytes));
+          S3Response resp =
+              client->Send({"PUT", ObjectPath(kSmallBucket, prefix + std::to_string(seq))},
+                           SharedPattern().Slice(seq * kSmallStride, kSmallObjectBytes));
           ExpectStatus(resp, 200, "PUT 4 KiB");
         };
       });
@@ -334,10 +336,10 @@ void RunLargePut(const CaseOptions& opt, const Target& target, Report& report) {
     PutLargeObject(target, size);
     return RunFigure{size / (NowSeconds() - start)};
   });
-  Row& multi = report.Add("put_large_n",
-                          "PUT " + SizeLabel(size) + ", " + std::to_string(opt.large_streams) +
-                              " parts (multipart)",
-                          Unit::kBytesPerSecond, vs_put_limit);
+  Row& multi = report.Add(
+      "put_large_n",
+      "PUT " + SizeLabel(size) + ", " + std::to_string(opt.large_streams) + " parts (multipart)",
+      Unit::kBytesPerSecond, vs_put_limit);
   report.Measure(multi, opt.runs, [&](int) {
     double start = NowSeconds();
     MultipartPut(target, size, opt.large_streams);
@@ -363,9 +365,9 @@ void RunLargeGet(const CaseOptions& opt, const Target& target, Report& report) {
     return RunFigure{size / (NowSeconds() - start)};
   });
   const int n = opt.large_streams;
-  Row& multi = report.Add("get_large_n",
-                          "GET " + SizeLabel(size) + ", " + std::to_string(n) + " ranges",
-                          Unit::kBytesPerSecond, vs_loopback);
+  Row& multi =
+      report.Add("get_large_n", "GET " + SizeLabel(size) + ", " + std::to_string(n) + " ranges",
+                 Unit::kBytesPerSecond, vs_loopback);
   report.Measure(multi, opt.runs, [&](int) {
     std::vector<std::unique_ptr<S3Client>> clients;
     for (int i = 0; i < n; ++i) {
@@ -389,7 +391,8 @@ void RunList(const CaseOptions& opt, const Target& target, Report& report) {
     const char* id;
     int keys;
   };
-  const Bucket buckets[] = {{"list_small", opt.list_small_keys}, {"list_large", opt.list_large_keys}};
+  const Bucket buckets[] = {{"list_small", opt.list_small_keys},
+                            {"list_large", opt.list_large_keys}};
   for (const Bucket& b : buckets) {
     std::string bucket = "bench-list-" + std::to_string(b.keys);
     std::string label = "LIST page, " + CountLabel(b.keys) + " keys";

@@ -25,14 +25,14 @@ struct Target {
 };
 
 struct CaseOptions {
-  double duration_s = 5;            // per timed run
-  int runs = 3;                     // figures are medians of this many runs
-  int small_get_keys = 1000;        // 4 KiB objects pre-created for the GET case
+  double duration_s = 5;      // per timed run
+  int runs = 3;               // figures are medians of this many runs
+  int small_get_keys = 1000;  // 4 KiB objects pre-created for the GET case
   uint64_t large_bytes = 1ull << 30;
-  int large_streams = 8;            // parallel parts / ranges
+  int large_streams = 8;  // parallel parts / ranges
   int list_small_keys = 10'000;
   int list_large_keys = 1'000'000;
-  int populate_concurrency = 64;    // concurrent 0-byte PUTs when creating keys
+  int populate_concurrency = 64;  // concurrent 0-byte PUTs when creating keys
 };
 
 // 4 KiB PUT and GET at concurrency 1, 16, 64.

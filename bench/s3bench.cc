@@ -54,8 +54,8 @@ constexpr char kUsage[] = R"(usage: s3bench [options]
   --list-keys A,B       keys in the two listing buckets (default 10000,1000000)
 )";
 
-const std::set<std::string> kAllCases = {"loopback", "rr", "md5", "put4k", "get4k",
-                                         "put_large", "get_large", "list"};
+const std::set<std::string> kAllCases = {"loopback", "rr",        "md5",       "put4k",
+                                         "get4k",    "put_large", "get_large", "list"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
 
 struct Options {
@@ -157,15 +157,14 @@ void RunLimits(const Options& opt, Report& report) {
   const CaseOptions& o = opt.s3;
   if (opt.cases.count("loopback")) {
     Row& row = report.Add("loopback", "limit: loopback TCP, 1 stream", Unit::kBytesPerSecond);
-    report.Measure(row, o.runs, [&](int) {
-      return RunFigure{MeasureLoopbackBytesPerSecond(o.duration_s)};
-    });
+    report.Measure(row, o.runs,
+                   [&](int) { return RunFigure{MeasureLoopbackBytesPerSecond(o.duration_s)}; });
   }
   if (opt.cases.count("rr")) {
     for (int c : {1, 16}) {
-      Row& row = report.Add("rr_c" + std::to_string(c),
-                            "limit: 4 KiB echo req/resp, c=" + std::to_string(c),
-                            Unit::kOpsPerSecond);
+      Row& row =
+          report.Add("rr_c" + std::to_string(c),
+                     "limit: 4 KiB echo req/resp, c=" + std::to_string(c), Unit::kOpsPerSecond);
       report.Measure(row, o.runs, [&](int) {
         TimedResult r = MeasureEchoRequestResponse(c, o.duration_s);
         return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};
@@ -174,9 +173,8 @@ void RunLimits(const Options& opt, Report& report) {
   }
   if (opt.cases.count("md5")) {
     Row& row = report.Add("md5", "limit: MD5, 1 core", Unit::kBytesPerSecond);
-    report.Measure(row, o.runs, [&](int) {
-      return RunFigure{MeasureMd5BytesPerSecond(o.duration_s)};
-    });
+    report.Measure(row, o.runs,
+                   [&](int) { return RunFigure{MeasureMd5BytesPerSecond(o.duration_s)}; });
   }
 }
 
@@ -204,7 +202,7 @@ void RunS3Case(const char* name, Report& report, const std::function<void()>& ru
   try {
     run();
   } catch (const BenchError& e) {
-    Row& row = report.Add(std::string(name) + "_setup", name, Unit::kOpsPerSecond);
+    Row& row = report.Add(name, name, Unit::kOpsPerSecond);
     row.note = std::string("FAILED: ") + e.what();
     row.failed = true;
     std::fprintf(stderr, "[s3bench] %s: %s\n", name, row.note.c_str());
@@ -213,15 +211,16 @@ void RunS3Case(const char* name, Report& report, const std::function<void()>& ru
 
 void RunS3(const Options& opt, const Target& target, Report& report) {
   const CaseOptions& o = opt.s3;
-  if (opt.cases.count("put4k")) RunS3Case("put4k", report, [&] { RunSmallPut(o, target, report); });
-  if (opt.cases.count("get4k")) RunS3Case("get4k", report, [&] { RunSmallGet(o, target, report); });
-  if (opt.cases.count("put_large")) {
-    RunS3Case("put_large", report, [&] { RunLargePut(o, target, report); });
+  const std::pair<const char*, void (*)(const CaseOptions&, const Target&, Report&)> cases[] = {
+      {"put4k", RunSmallPut},
+      {"get4k", RunSmallGet},
+      {"put_large", RunLargePut},
+      {"get_large", RunLargeGet},
+      {"list", RunList}};
+  for (const auto& [name, run] : cases) {
+    if (!opt.cases.count(name)) continue;
+    RunS3Case((std::string(name) + " setup").c_str(), report, [&] { run(o, target, report); });
   }
-  if (opt.cases.count("get_large")) {
-    RunS3Case("get_large", report, [&] { RunLargeGet(o, target, report); });
-  }
-  if (opt.cases.count("list")) RunS3Case("list", report, [&] { RunList(o, target, report); });
 }
 
 bool NeedsServer(const Options& opt) {
@@ -257,9 +256,10 @@ int Main(int argc, char** argv) {
   if (NeedsServer(opt)) RunS3(opt, target, report);
   server.reset();  // stop the server before printing, so its exit is not in the way
 
-  std::printf("\ns3bench %s mode: %d run(s) per figure (median; runs listed), %.1f s per timed run, "
-              "%ld CPUs shared by load generator and server\n",
-              opt.smoke ? "smoke" : "full", opt.s3.runs, opt.s3.duration_s, sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf(
+      "\ns3bench %s mode: %d run(s) per figure (median; runs listed), %.1f s per timed run, "
+      "%ld CPUs shared by load generator and server\n",
+      opt.smoke ? "smoke" : "full", opt.s3.runs, opt.s3.duration_s, sysconf(_SC_NPROCESSORS_ONLN));
   std::printf("load average before: %s; after: %s; total %.0f s\n\n", load_before.c_str(),
               ReadFirstLine("/proc/loadavg").c_str(), NowSeconds() - start_s);
   report.Print(stdout);

@@ -45,7 +45,8 @@ std::vector<std::string> ServerEnvironment(const Credentials& creds) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
-    if (entry.starts_with("STRATA_ROOT_USER=") || entry.starts_with("STRATA_ROOT_PASSWORD=")) continue;
+    if (entry.starts_with("STRATA_ROOT_USER=") || entry.starts_with("STRATA_ROOT_PASSWORD="))
+      continue;
     env.emplace_back(entry);
   }
   env.push_back("STRATA_ROOT_USER=" + creds.access_key);
@@ -72,7 +73,8 @@ bool Exited(pid_t pid, int timeout_s) {
 }  // namespace
 
 std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& binary) {
-  if (access(binary.c_str(), X_OK) != 0) throw BenchError("strata binary not executable: " + binary);
+  if (access(binary.c_str(), X_OK) != 0)
+    throw BenchError("strata binary not executable: " + binary);
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   server->temp_dir_ = MakeTempDir();
   server->data_dir_ = server->temp_dir_ + "/data";
@@ -80,9 +82,9 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& binary) {
   server->credentials_.access_key = "bench" + HexEncode(RandomBytes(6));
   server->credentials_.secret_key = HexEncode(RandomBytes(20));
 
-  std::vector<std::string> args = {binary, "server", "--listen",
-                                   server->host_ + ":" + std::to_string(server->port_),
-                                   "--data", server->data_dir_};
+  std::vector<std::string> args = {binary,     "server",
+                                   "--listen", server->host_ + ":" + std::to_string(server->port_),
+                                   "--data",   server->data_dir_};
   std::vector<std::string> env = ServerEnvironment(server->credentials_);
   std::string log_path = server->temp_dir_ + "/server.log";
 

@@ -110,8 +110,6 @@ double Median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-double NowSeconds() {
-  return static_cast<double>(ToNs(Clock::now().time_since_epoch())) / 1e9;
-}
+double NowSeconds() { return static_cast<double>(ToNs(Clock::now().time_since_epoch())) / 1e9; }
 
 }  // namespace strata::bench

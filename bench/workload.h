@@ -10,7 +10,7 @@
 namespace strata::bench {
 
 struct TimedResult {
-  double seconds = 0;               // from the common start to the last op's end
+  double seconds = 0;  // from the common start to the last op's end
   uint64_t ops = 0;
   std::vector<int64_t> latency_ns;  // sorted ascending
 

@@ -3,9 +3,7 @@
 #include <isa-l.h>
 #include <openssl/evp.h>
 
-#include <array>
 #include <bit>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 

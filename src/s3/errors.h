@@ -82,7 +82,11 @@ namespace strata::s3 {
     "The request signature we calculated does not match the signature you provided. Check "     \
     "your key and signing method.")                                                             \
   X(kXAmzContentSHA256Mismatch, "XAmzContentSHA256Mismatch", 400,                               \
-    "The provided 'x-amz-content-sha256' header does not match what was computed.")
+    "The provided 'x-amz-content-sha256' header does not match what was computed.")            \
+  X(kInvalidPolicyDocument, "InvalidPolicyDocument", 400,                                       \
+    "The content of the form does not meet the conditions specified in the policy document.")  \
+  X(kMaxPostPreDataLengthExceeded, "MaxPostPreDataLengthExceededError", 400,                    \
+    "Your POST request fields preceding the upload file were too large.")
 
 enum class ErrorCode {
 #define STRATA_S3_ENUM(e, code, status, msg) e,

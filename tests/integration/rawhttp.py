@@ -389,3 +389,100 @@ def request(port, method, path, query="", headers=None, body=b"", **kw):
     """Signs and sends one request on a fresh connection; returns the Response."""
     req = sign(port, method, path, query=query, headers=headers, body=body, **kw)
     return send_request(port, req, method)
+
+
+# --------------------------------------------------------------------------
+# aws-chunked with trailers (STREAMING-UNSIGNED-PAYLOAD-TRAILER and
+# STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER)
+# --------------------------------------------------------------------------
+STREAMING_UNSIGNED_TRAILER = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+STREAMING_SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+
+
+def trailer_lines(trailers):
+    """[(name, value)] -> b"name:value\\r\\n..." (the order given)."""
+    return b"".join(f"{n}:{v}\r\n".encode() for n, v in trailers)
+
+
+def unsigned_trailer_body(chunks, trailers):
+    """STREAMING-UNSIGNED-PAYLOAD-TRAILER body: "hex\\r\\n data\\r\\n" per chunk,
+    "0\\r\\n", the trailer lines, then "\\r\\n" (as botocore writes it)."""
+    out = [format(len(c), "x").encode() + b"\r\n" + c + b"\r\n" for c in chunks if c]
+    out.append(b"0\r\n")
+    out.append(trailer_lines(trailers))
+    out.append(b"\r\n")
+    return b"".join(out)
+
+
+def trailer_signature(key, amz_date, scope, prev_sig, trailers):
+    """x-amz-trailer-signature: HMAC over "AWS4-HMAC-SHA256-TRAILER\\n" date scope
+    previous-signature and hex(sha256 of the "name:value\\n" trailer lines)."""
+    canonical = "".join(f"{n}:{v}\n" for n, v in trailers).encode()
+    sts = "\n".join(["AWS4-HMAC-SHA256-TRAILER", amz_date, scope, prev_sig, sha256_hex(canonical)])
+    return hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
+
+
+def signed_trailer_body(chunks, trailers, seed_signature, amz_date, scope, key,
+                        signed_trailers=None, trailer_sig=None):
+    """STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER body: signed chunks, the
+    signed final 0-chunk, the trailer lines, "x-amz-trailer-signature:<hex>",
+    then "\\r\\n". signed_trailers: what the trailer signature is computed over
+    (default: `trailers`, i.e. a correct signature); trailer_sig overrides it."""
+    out = []
+    prev = seed_signature
+    for data in [c for c in chunks if c] + [b""]:
+        sig = chunk_signature(key, amz_date, scope, prev, data)
+        prev = sig
+        out.append(f"{len(data):x};chunk-signature={sig}\r\n".encode() + data)
+        if data:
+            out.append(b"\r\n")
+    out.append(trailer_lines(trailers))
+    if trailer_sig is None:
+        trailer_sig = trailer_signature(key, amz_date, scope, prev,
+                                        trailers if signed_trailers is None else signed_trailers)
+    out.append(f"x-amz-trailer-signature:{trailer_sig}\r\n".encode())
+    out.append(b"\r\n")
+    return b"".join(out)
+
+
+def trailer_put(port, path, data, trailers, signed=False, query="", chunk_size=64 * 1024,
+                headers=None, trailer_header=None, decoded_length=None, chunks=None,
+                mutate=None, signed_trailers=None, trailer_sig=None):
+    """Builds a PUT (PutObject, or UploadPart with `query`) whose body is
+    aws-chunked with trailers. Returns the Signed, ready for send_request.
+
+    trailers: [(name, value)] sent after the final chunk. trailer_header: the
+    x-amz-trailer value (default: the first trailer's name; "" -> header left
+    out). decoded_length overrides x-amz-decoded-content-length. mutate(body)
+    may return a changed body (unsigned mode only: Content-Length follows it).
+    signed_trailers / trailer_sig: see signed_trailer_body."""
+    chunks = chunks if chunks is not None else split_chunks(data, chunk_size)
+    if trailer_header is None:
+        trailer_header = trailers[0][0] if trailers else ""
+    hdrs = list(headers.items() if isinstance(headers, dict) else (headers or []))
+    hdrs += [("Content-Encoding", "aws-chunked"),
+             ("x-amz-decoded-content-length", str(len(data) if decoded_length is None else decoded_length))]
+    if trailer_header:
+        hdrs.append(("x-amz-trailer", trailer_header))
+    if not signed:
+        body = unsigned_trailer_body(chunks, trailers)
+        if mutate is not None:
+            body = mutate(body)
+        req = sign(port, "PUT", path, query=query, headers=hdrs, body=b"",
+                   payload_hash=STREAMING_UNSIGNED_TRAILER, content_length=len(body))
+        req.body = body
+        return req
+    if mutate is not None:
+        raise ValueError("mutate is for the unsigned mode")
+    # Every signature is 64 hex digits, so a dummy layout has the real length.
+    dummy = "0" * 64
+    length = len(signed_trailer_body(chunks, trailers, dummy, "20000101T000000Z", "x", b"k",
+                                     trailer_sig=trailer_sig))
+    req = sign(port, "PUT", path, query=query, headers=hdrs, body=b"",
+               payload_hash=STREAMING_SIGNED_TRAILER, content_length=length)
+    req.body = signed_trailer_body(chunks, trailers, req.signature, req.amz_date, req.scope,
+                                   req.signing_key, signed_trailers=signed_trailers,
+                                   trailer_sig=trailer_sig)
+    if len(req.body) != length:
+        raise AssertionError("signed trailer body length changed")
+    return req

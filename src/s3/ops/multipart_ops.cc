@@ -51,9 +51,12 @@ Result<std::string> ObjectChecksum(const object::ObjectRecord& rec) {
   std::vector<std::string> raws;
   for (const object::PartRef& p : rec.parts) {
     auto raw = Base64Decode(p.checksum);
-    if (p.checksum.empty() || !raw) return std::string();  // a part without one: none
+    if (p.checksum.empty() || !raw || raw->size() != ChecksumSize(*alg)) {
+      return std::string();  // a part without a usable checksum: the object has none
+    }
     raws.push_back(std::move(*raw));
   }
+  if (raws.empty()) return std::string();
   if (rec.checksum_type == "FULL_OBJECT") {
     std::string acc = raws[0];
     for (size_t i = 1; i < raws.size(); ++i) {
