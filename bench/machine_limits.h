@@ -3,7 +3,7 @@
 //  - loopback TCP throughput, one stream, 1 MiB writes;
 //  - 4 KiB request / 4 KiB response rate against a tiny HTTP-like echo server;
 //  - MD5 throughput on one core (OpenSSL through strata's StreamHash, as the
-//    server computes ETags).
+//    server computes ETags), per CPU-second.
 #pragma once
 
 #include "workload.h"
@@ -18,7 +18,8 @@ double MeasureLoopbackBytesPerSecond(double duration_s);
 // connection, like a blocking server's worker.
 TimedResult MeasureEchoRequestResponse(int concurrency, double duration_s);
 
-// MD5 over 1 MiB buffers on the calling thread, bytes per second.
+// MD5 over 1 MiB buffers on the calling thread, bytes per CPU-second of
+// that thread (so other load on the machine does not lower it).
 double MeasureMd5BytesPerSecond(double duration_s);
 
 }  // namespace strata::bench

@@ -77,18 +77,18 @@ void Report::Measure(Row& row, int runs, const std::function<RunFigure(int run)>
       row.runs.push_back(fig.value);
       if (!std::isnan(fig.p50_us)) row.p50_us.push_back(fig.p50_us);
       if (!std::isnan(fig.p99_us)) row.p99_us.push_back(fig.p99_us);
-      std::fprintf(stderr, "[s3bench] %-40s run %d/%d: %s  p50 %s  p99 %s\n", row.label.c_str(),
+      std::fprintf(stderr, "[s3bench] %-42s run %d/%d: %s  p50 %s  p99 %s\n", row.label.c_str(),
                    run + 1, runs, FormatValue(row.unit, fig.value).c_str(),
                    FormatLatencyUs(fig.p50_us).c_str(), FormatLatencyUs(fig.p99_us).c_str());
     } catch (const NotImplementedError& e) {
       row.note = std::string("n/a (") + e.what() + ")";
       row.runs.clear();
-      std::fprintf(stderr, "[s3bench] %-40s %s\n", row.label.c_str(), row.note.c_str());
+      std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
       return;
     } catch (const BenchError& e) {
       row.note = std::string("FAILED: ") + e.what();
       row.failed = true;
-      std::fprintf(stderr, "[s3bench] %-40s %s\n", row.label.c_str(), row.note.c_str());
+      std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
       return;
     }
   }
@@ -122,13 +122,13 @@ Report::ComparisonCells Report::Compare(const Row& row) const {
 }
 
 void Report::Print(std::FILE* out) const {
-  const char* row_fmt = "%-36s %-14s %-9s %-9s %-30s %-9s %-12s %s\n";
+  const char* row_fmt = "%-40s %-14s %-9s %-9s %-30s %-9s %-12s %s\n";
   std::fprintf(out, row_fmt, "case", "median", "p50", "p99", "limit (same run)", "fraction",
                "target", "runs");
-  std::fprintf(out, "%s\n", std::string(150, '-').c_str());
+  std::fprintf(out, "%s\n", std::string(154, '-').c_str());
   for (const Row& row : rows_) {
     if (!row.note.empty()) {
-      std::fprintf(out, "%-36s %s\n", row.label.c_str(), row.note.c_str());
+      std::fprintf(out, "%-40s %s\n", row.label.c_str(), row.note.c_str());
       continue;
     }
     ComparisonCells cells = Compare(row);

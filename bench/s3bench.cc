@@ -153,18 +153,24 @@ std::string ReadFirstLine(const char* path) {
 
 // ---- limits -----------------------------------------------------------------------
 
-void RunLimits(const Options& opt, Report& report) {
+// Measures the limits. The S3 figures are compared with the first
+// measurement; the optional second one, after the S3 cases, only shows how
+// much the machine's state (other load on shared cores) drifted meanwhile.
+void RunLimits(const Options& opt, Report& report, bool after_s3) {
   const CaseOptions& o = opt.s3;
+  const std::string id_suffix = after_s3 ? "_after" : "";
+  const std::string prefix = after_s3 ? "limit after: " : "limit: ";
   if (opt.cases.count("loopback")) {
-    Row& row = report.Add("loopback", "limit: loopback TCP, 1 stream", Unit::kBytesPerSecond);
+    Row& row = report.Add("loopback" + id_suffix, prefix + "loopback TCP, 1 stream",
+                          Unit::kBytesPerSecond);
     report.Measure(row, o.runs,
                    [&](int) { return RunFigure{MeasureLoopbackBytesPerSecond(o.duration_s)}; });
   }
   if (opt.cases.count("rr")) {
     for (int c : {1, 16}) {
       Row& row =
-          report.Add("rr_c" + std::to_string(c),
-                     "limit: 4 KiB echo req/resp, c=" + std::to_string(c), Unit::kOpsPerSecond);
+          report.Add("rr_c" + std::to_string(c) + id_suffix,
+                     prefix + "4 KiB echo req/resp, c=" + std::to_string(c), Unit::kOpsPerSecond);
       report.Measure(row, o.runs, [&](int) {
         TimedResult r = MeasureEchoRequestResponse(c, o.duration_s);
         return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};
@@ -172,7 +178,7 @@ void RunLimits(const Options& opt, Report& report) {
     }
   }
   if (opt.cases.count("md5")) {
-    Row& row = report.Add("md5", "limit: MD5, 1 core", Unit::kBytesPerSecond);
+    Row& row = report.Add("md5" + id_suffix, prefix + "MD5, 1 core (per CPU-s)", Unit::kBytesPerSecond);
     report.Measure(row, o.runs,
                    [&](int) { return RunFigure{MeasureMd5BytesPerSecond(o.duration_s)}; });
   }
@@ -252,8 +258,11 @@ int Main(int argc, char** argv) {
   std::string load_before = ReadFirstLine("/proc/loadavg");
   double start_s = NowSeconds();
   Report report;
-  RunLimits(opt, report);
-  if (NeedsServer(opt)) RunS3(opt, target, report);
+  RunLimits(opt, report, /*after_s3=*/false);
+  if (NeedsServer(opt)) {
+    RunS3(opt, target, report);
+    RunLimits(opt, report, /*after_s3=*/true);
+  }
   server.reset();  // stop the server before printing, so its exit is not in the way
 
   std::printf(

@@ -3,7 +3,7 @@
 # Idempotent: skips apt entirely when everything is already present.
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
-  libboost-dev libssl-dev librocksdb-dev libpugixml-dev libgtest-dev libisal-dev)
+  libboost-dev libssl-dev librocksdb-dev libpugixml-dev libgtest-dev libisal-dev nlohmann-json3-dev)
 TEST_PKGS=(awscli python3-boto3 rclone s3cmd curl)
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi

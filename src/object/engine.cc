@@ -44,7 +44,7 @@ Status ObjectWriter::Append(std::string_view data) {
   if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
     buffer_.append(data);
-    if (buffer_.size() <= kInlineMaxBytes) return Status::OK();
+    if (buffer_.size() <= engine_->data_->inline_max_bytes()) return Status::OK();
     return SpillToFile();
   }
   return file_->Append(data);
@@ -59,7 +59,8 @@ Status ObjectWriter::SpillToFile() {
   meta::WriteBatch intent;
   intent.Put(meta::IntentKey(file_id_), "");
   RETURN_IF_ERROR(engine_->kv_->Write(intent, /*sync=*/false));
-  ASSIGN_OR_RETURN(file_, engine_->fs_->NewWritableFile(engine_->DataPath(file_id_)));
+  storage::DataHeader header{bucket_, key_, upload_id_, part_number_, version_stamp_};
+  ASSIGN_OR_RETURN(file_, engine_->data_->Create(file_id_, header));
   Status st = file_->Append(buffer_);
   buffer_.clear();
   buffer_.shrink_to_fit();
@@ -84,14 +85,14 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.checksum_type = checksum_type_;
   rec.tags = std::move(options_.tags);
   rec.storage_class = std::move(options_.storage_class);
+  rec.version_stamp = version_stamp_;
+  rec.mtime_ns = mtime_ns_;
   if (file_) {
     rec.is_inline = false;
     rec.file_id = file_id_;
-    RETURN_IF_ERROR(file_->Sync());
-    RETURN_IF_ERROR(file_->Close());
+    // The trailer makes the data self-describing (rebuild-index reads it).
+    RETURN_IF_ERROR(file_->Finish(EncodeObjectRecord(rec)));
     file_.reset();
-    std::string path = engine_->DataPath(file_id_);
-    RETURN_IF_ERROR(engine_->fs_->SyncDir(path.substr(0, path.rfind('/'))));
   } else {
     rec.is_inline = true;
     rec.inline_data = std::move(buffer_);
@@ -114,7 +115,7 @@ void ObjectWriter::Abort() {
   if (done_) return;
   done_ = true;
   if (file_) {
-    file_->Close().IgnoreError();
+    file_->Abort();
     file_.reset();
   }
   if (!file_id_.empty()) engine_->CollectGarbage(file_id_);
@@ -138,17 +139,11 @@ Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const 
 
 // ---------------------------------------------------------------- engine
 
-ObjectEngine::ObjectEngine(io::FileSystem* fs, meta::KvStore* kv, std::string root)
-    : fs_(fs), kv_(kv), root_(std::move(root)) {}
+ObjectEngine::ObjectEngine(storage::DataStore* data, meta::KvStore* kv) : data_(data), kv_(kv) {}
 
-Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(io::FileSystem* fs, meta::KvStore* kv,
-                                                         std::string root) {
-  std::unique_ptr<ObjectEngine> engine(new ObjectEngine(fs, kv, std::move(root)));
-  for (int i = 0; i < 256; ++i) {
-    char sub[8];
-    std::snprintf(sub, sizeof(sub), "%02x", i);
-    RETURN_IF_ERROR(fs->CreateDirs(engine->root_ + "/objects/" + sub));
-  }
+Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(storage::DataStore* data,
+                                                         meta::KvStore* kv) {
+  std::unique_ptr<ObjectEngine> engine(new ObjectEngine(data, kv));
   RETURN_IF_ERROR(engine->Recover());
   return engine;
 }
@@ -169,10 +164,6 @@ uint64_t ObjectEngine::NextVersionStamp() {
 }
 
 std::string ObjectEngine::NewFileId() { return HexEncode(RandomBytes(16)); }
-
-std::string ObjectEngine::DataPath(const std::string& file_id) const {
-  return root_ + "/objects/" + file_id.substr(0, 2) + "/" + file_id;
-}
 
 std::mutex& ObjectEngine::KeyLock(const std::string& bucket, const std::string& key) {
   size_t h = std::hash<std::string>()(bucket) * 31 + std::hash<std::string>()(key);
@@ -209,7 +200,7 @@ Status ObjectEngine::Recover() {
 }
 
 void ObjectEngine::CollectGarbage(const std::string& file_id) {
-  Status st = fs_->RemoveFile(DataPath(file_id));
+  Status st = data_->Remove(file_id);
   if (!st.ok() && st.code() != Code::kNotFound) {
     STRATA_LOG("gc: cannot remove %s: %s", file_id.c_str(), st.ToString().c_str());
     return;  // keep the record; retried at the next start-up
@@ -255,8 +246,10 @@ Status ObjectEngine::CommitVersionLocked(
     if (latest) current = latest->second;
     RETURN_IF_ERROR(check(current));
   }
-  record.mtime_ns = NowNs();
-  record.version_stamp = NextVersionStamp();
+  // Stamp and Last-Modified are fixed when the write starts (they are in the
+  // data's trailer already); records built at commit time get them now.
+  if (record.version_stamp == 0) record.version_stamp = NextVersionStamp();
+  if (record.mtime_ns == 0) record.mtime_ns = NowNs();
   std::vector<std::string> garbage = extra_garbage;
   if (latest) {  // unversioned bucket: the new version replaces the old one
     batch.Delete(latest->first);
@@ -337,6 +330,8 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string&
   if (!value) return NotFound("bucket " + bucket);
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
   writer->options_ = std::move(options);
+  writer->version_stamp_ = NextVersionStamp();
+  writer->mtime_ns_ = NowNs();
   return writer;
 }
 
@@ -345,6 +340,8 @@ Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, 
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (!latest) return NotFound("key " + key);
+  // The data's trailer keeps the tags of the original write; a rebuilt
+  // index therefore has the tags the object was written with.
   latest->second.tags = std::move(tags);
   meta::WriteBatch batch;
   batch.Put(latest->first, EncodeObjectRecord(latest->second));
@@ -389,11 +386,9 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string
     std::vector<std::string> files = rec.DataFiles();
     Status failed;
     for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
-      auto file = fs_->NewReadableFile(DataPath(files[i]));
+      auto file = data_->Open(files[i], sizes[i]);
       if (!file.ok()) {
         failed = file.status();
-      } else if ((*file)->Size() != sizes[i]) {
-        return Corruption("data file of " + bucket + "/" + key + " has the wrong size");
       } else {
         reader->files_.push_back(std::move(file).value());
       }

@@ -11,7 +11,7 @@
 //      after the commit and their garbage record dropped.
 //
 // Start-up (Open) deletes the data files named by leftover I and G records.
-// Objects up to kInlineMaxBytes are stored inside the metadata record.
+// Objects up to the data store's inline limit are stored inside the metadata record.
 #pragma once
 
 #include <array>
@@ -26,13 +26,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "io/file_system.h"
 #include "meta/kv_store.h"
 #include "object/record.h"
+#include "storage/data_store.h"
 
 namespace strata::object {
 
-inline constexpr size_t kInlineMaxBytes = 128 * 1024;
 inline constexpr size_t kMaxKeyBytes = 1024;
 
 class ObjectEngine;
@@ -74,9 +73,11 @@ class ObjectWriter {
   std::string upload_id_;
   uint32_t part_number_ = 0;
   uint64_t size_bytes_ = 0;
-  std::string buffer_;  // inline data until it exceeds kInlineMaxBytes
+  std::string buffer_;  // inline data until it exceeds the inline limit
   std::string file_id_;
-  std::unique_ptr<io::WritableFile> file_;
+  std::unique_ptr<storage::DataWriter> file_;
+  uint64_t version_stamp_ = 0;  // assigned when the write starts
+  int64_t mtime_ns_ = 0;
   struct Md5State;
   std::unique_ptr<Md5State> md5_;
   std::string md5_digest_;
@@ -93,7 +94,7 @@ class ObjectReader {
  private:
   friend class ObjectEngine;
   ObjectRecord record_;
-  std::vector<std::unique_ptr<io::ReadableFile>> files_;  // one, or one per part
+  mutable std::vector<std::unique_ptr<storage::DataReader>> files_;  // one, or one per part
   std::vector<uint64_t> part_starts_;                     // offset of each part
 };
 
@@ -158,8 +159,8 @@ struct ListResult {
 class ObjectEngine {
  public:
   // `root` is the data directory; data files live under root/objects.
-  static Result<std::unique_ptr<ObjectEngine>> Open(io::FileSystem* fs, meta::KvStore* kv,
-                                                    std::string root);
+  // Sweeps the data left by interrupted writes (I and G records) before returning.
+  static Result<std::unique_ptr<ObjectEngine>> Open(storage::DataStore* data, meta::KvStore* kv);
 
   Status CreateBucket(const std::string& name, const BucketRecord& record);
   Result<BucketRecord> GetBucket(const std::string& name);
@@ -206,9 +207,8 @@ class ObjectEngine {
 
  private:
   friend class ObjectWriter;
-  ObjectEngine(io::FileSystem* fs, meta::KvStore* kv, std::string root);
+  ObjectEngine(storage::DataStore* data, meta::KvStore* kv);
   Status Recover();
-  std::string DataPath(const std::string& file_id) const;
   std::string NewFileId();
   uint64_t NextVersionStamp();
   Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(
@@ -234,9 +234,8 @@ class ObjectEngine {
   std::shared_mutex& BucketLock(const std::string& bucket);
   std::mutex& UploadLock(const std::string& upload_id);
 
-  io::FileSystem* fs_;
+  storage::DataStore* data_;
   meta::KvStore* kv_;
-  std::string root_;
   std::atomic<uint64_t> last_stamp_{0};
   std::array<std::mutex, 256> key_locks_;
   std::array<std::shared_mutex, 64> bucket_locks_;

@@ -5,6 +5,7 @@
 #include "io/fault_fs.h"
 #include "io/mem_fs.h"
 #include "meta/keys.h"
+#include "storage/plain_store.h"
 
 namespace strata::object {
 namespace {
@@ -20,7 +21,10 @@ class EngineTest : public ::testing::Test {
   }
   void Reopen() {
     engine_.reset();
-    auto e = ObjectEngine::Open(fault_.get(), kv_.get(), "/data");
+    auto store = storage::OpenPlainDataStore(fault_.get(), "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    auto e = ObjectEngine::Open(store_.get(), kv_.get());
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
   }
@@ -58,8 +62,11 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<io::MemFileSystem> mem_;
   std::unique_ptr<io::FaultFileSystem> fault_;
   std::unique_ptr<meta::KvStore> kv_;
+  std::unique_ptr<storage::DataStore> store_;
   std::unique_ptr<ObjectEngine> engine_;
 };
+
+constexpr size_t kInline = 128 * 1024;  // PlainDataStore's inline limit
 
 std::string Pattern(size_t n, char seed) {
   std::string s(n, '\0');
@@ -68,7 +75,7 @@ std::string Pattern(size_t n, char seed) {
 }
 
 TEST_F(EngineTest, InlineAndFileObjectsRoundTrip) {
-  for (size_t size : {size_t{0}, size_t{1}, kInlineMaxBytes, kInlineMaxBytes + 1, size_t{3 << 20}}) {
+  for (size_t size : {size_t{0}, size_t{1}, kInline, kInline + 1, size_t{3 << 20}}) {
     std::string key = "k" + std::to_string(size);
     std::string data = Pattern(size, 'a');
     ASSERT_TRUE(Put(key, data).ok());
@@ -78,7 +85,7 @@ TEST_F(EngineTest, InlineAndFileObjectsRoundTrip) {
     auto head = engine_->HeadObject("b", key);
     ASSERT_TRUE(head.ok());
     EXPECT_EQ(head->size_bytes, size);
-    EXPECT_EQ(head->is_inline, size <= kInlineMaxBytes);
+    EXPECT_EQ(head->is_inline, size <= kInline);
   }
   EXPECT_EQ(DataFiles(), 2u);  // only the two objects above the inline limit
 }

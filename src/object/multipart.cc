@@ -56,6 +56,8 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewPartWriter(const std::str
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, {}));
   writer->upload_id_ = upload_id;
   writer->part_number_ = part_number;
+  writer->version_stamp_ = NextVersionStamp();
+  writer->mtime_ns_ = NowNs();
   return writer;
 }
 

@@ -6,6 +6,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "s3/post_policy.h"
 
 namespace strata::s3 {
 
@@ -99,7 +100,8 @@ OpResult Dispatch(OpContext& ctx) {
 }  // namespace
 
 Service::Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config)
-    : engine_(engine), verifier_(std::move(secrets)), config_(std::move(config)) {
+    : engine_(engine), verifier_(secrets), config_(std::move(config)) {
+  config_.secrets = std::move(secrets);  // for POST Object's form signature
   id_prefix_ = HexEncode(RandomBytes(4));
   for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
 }
@@ -153,12 +155,20 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
   if (auto* e = std::get_if<Error>(&routed)) return SendError(*e, &req, resource, request_id, out);
   const Route& route = std::get<Route>(routed);
 
-  auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers};
-  auto verified = verifier_.Verify(view, UnixNowNs() / 1000000000);
-  if (auto* e = std::get_if<auth::AuthError>(&verified)) {
-    return SendError(FromAuthError(*e), &req, resource, request_id, out);
+  // A browser upload (POST Object) is signed in its form, not in headers or
+  // the query: PostObject verifies it; the body is read as sent.
+  const std::string* content_type = req.Header("content-type");
+  const bool form_post =
+      route.op == Op::kPostObject && content_type && IsMultipartFormData(*content_type);
+  auth::AuthContext auth_ctx;
+  if (!form_post) {
+    auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers};
+    auto verified = verifier_.Verify(view, UnixNowNs() / 1000000000);
+    if (auto* e = std::get_if<auth::AuthError>(&verified)) {
+      return SendError(FromAuthError(*e), &req, resource, request_id, out);
+    }
+    auth_ctx = std::move(std::get<auth::AuthContext>(verified));
   }
-  const auth::AuthContext& auth_ctx = std::get<auth::AuthContext>(verified);
 
   // The body the operation reads: decoded and verified per the payload mode.
   ByteSource* body = &raw_body;

@@ -13,6 +13,7 @@
 #include "object/engine.h"
 #include "s3/service.h"
 #include "server/config.h"
+#include "storage/plain_store.h"
 
 namespace {
 
@@ -47,7 +48,12 @@ int RunServer(const std::vector<std::string>& args) {
     std::fprintf(stderr, "strata: cannot open metadata: %s\n", kv.status().ToString().c_str());
     return 1;
   }
-  auto engine = object::ObjectEngine::Open(fs.get(), kv->get(), cfg.data_dir);
+  auto store = storage::OpenPlainDataStore(fs.get(), cfg.data_dir);
+  if (!store.ok()) {
+    std::fprintf(stderr, "strata: cannot open data store: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  auto engine = object::ObjectEngine::Open(store->get(), kv->get());
   if (!engine.ok()) {
     std::fprintf(stderr, "strata: cannot open object engine: %s\n",
                  engine.status().ToString().c_str());

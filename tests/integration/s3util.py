@@ -3,7 +3,10 @@ import contextlib
 import hashlib
 import os
 import random
+import threading
 import time
+
+import rawhttp
 
 MiB = 1024 * 1024
 PART = 5 * MiB  # the smallest allowed non-last part
@@ -76,3 +79,32 @@ def wait_for(predicate, timeout=3.0, interval=0.05):
         if v or time.time() >= deadline:
             return v
         time.sleep(interval)
+
+
+def race(port, reqs):
+    """Sends every request but its last byte on its own connection, then the
+    last bytes from one thread each, released together; returns the responses
+    in request order."""
+    conns = [rawhttp.Conn(port, timeout=30) for _ in reqs]
+    try:
+        raws = [r.to_bytes() for r in reqs]
+        for c, raw in zip(conns, raws):
+            c.send(raw[:-1])
+        time.sleep(0.05)
+        barrier = threading.Barrier(len(reqs))
+        results = [None] * len(reqs)
+
+        def go(i):
+            barrier.wait(timeout=10)
+            conns[i].send(raws[i][-1:])
+            results[i] = conns[i].read_response(reqs[i].method)
+
+        threads = [threading.Thread(target=go, args=(i,)) for i in range(len(reqs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        return results
+    finally:
+        for c in conns:
+            c.close()

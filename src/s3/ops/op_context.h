@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "auth/sigv4.h"
 #include "common/byte_source.h"
 #include "http/request.h"
 #include "object/engine.h"
@@ -19,6 +20,9 @@ struct ServiceConfig {
   std::string region = "us-east-1";
   std::string domain;
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
+  // Set by Service from its secret lookup: POST Object verifies its form
+  // signature itself (the request has no Authorization header).
+  auth::SecretLookup secrets;
 };
 
 struct OpContext {

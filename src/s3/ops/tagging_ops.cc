@@ -125,8 +125,4 @@ OpResult GetObjectAttributes(OpContext& ctx) {
   return std::nullopt;
 }
 
-OpResult PostObject(OpContext& ctx) {
-  return MakeError(ErrorCode::kNotImplemented, "POST object (browser upload) is not implemented yet");
-}
-
 }  // namespace strata::s3

@@ -1,0 +1,276 @@
+// PostObject: browser-based upload with a signed POST policy (SigV4). The
+// request carries no Authorization header: service.cc skips header/query auth
+// for a multipart/form-data POST on a bucket, and this operation verifies the
+// form's signature over the base64 policy itself, evaluates the policy, then
+// streams the `file` part into a new object version.
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+#include "common/time_util.h"
+#include "s3/ops/object_write.h"
+#include "s3/post_policy.h"
+#include "s3/xml.h"
+
+namespace strata::s3 {
+
+namespace {
+
+constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
+constexpr size_t kSkipAfterFileBytes = 1 << 20;  // parts after the file: read and ignored
+
+const std::string* Field(const std::vector<FormField>& fields, std::string_view name) {
+  for (const FormField& f : fields) {
+    if (f.name == name) return &f.value;
+  }
+  return nullptr;
+}
+
+Error MissingField(std::string_view name) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "Bucket POST must contain a field named '" + std::string(name) +
+                       "'.  If it is specified, please check the order of the fields.");
+}
+
+bool IsHexLower(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// Verifies x-amz-signature = hex(HMAC(signing key, policy)); sets the access key.
+std::optional<Error> VerifySignature(OpContext& ctx, const std::vector<FormField>& fields,
+                                     const std::string& policy_b64) {
+  const std::string* algorithm = Field(fields, "x-amz-algorithm");
+  if (!algorithm) {
+    if (Field(fields, "awsaccesskeyid") || Field(fields, "signature")) {
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "The authorization mechanism you have provided is not supported. Please "
+                       "use AWS4-HMAC-SHA256.");
+    }
+    return MissingField("x-amz-algorithm");
+  }
+  if (*algorithm != kAlgorithm) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "The authorization mechanism you have provided is not supported. Please use "
+                     "AWS4-HMAC-SHA256.");
+  }
+  const std::string* credential = Field(fields, "x-amz-credential");
+  if (!credential) return MissingField("x-amz-credential");
+  if (!Field(fields, "x-amz-date")) return MissingField("x-amz-date");
+  const std::string* signature = Field(fields, "x-amz-signature");
+  if (!signature) return MissingField("x-amz-signature");
+
+  // <access key>/<yyyymmdd>/<region>/s3/aws4_request
+  std::vector<std::string_view> parts;
+  std::string_view rest = *credential;
+  while (true) {
+    size_t slash = rest.find('/');
+    parts.push_back(rest.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (parts.size() != 5 || parts[0].empty() || parts[1].size() != 8 ||
+      parts[1].find_first_not_of("0123456789") != std::string_view::npos || parts[2].empty() ||
+      parts[3] != "s3" || parts[4] != "aws4_request") {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Invalid x-amz-credential: expected <access key>/<date>/<region>/s3/"
+                     "aws4_request");
+  }
+  std::optional<std::string> secret;
+  if (ctx.config.secrets) secret = ctx.config.secrets(parts[0]);
+  if (!secret) return MakeError(ErrorCode::kInvalidAccessKeyId);
+
+  std::string key = auth::DeriveSigningKey(*secret, parts[1], parts[2], "s3");
+  Sha256Digest mac = HmacSha256(key, policy_b64);
+  std::string expected = HexEncode(std::string_view(reinterpret_cast<const char*>(mac.data()),
+                                                    mac.size()));
+  std::string given = *signature;
+  for (char& c : given) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (given.size() != expected.size() || !IsHexLower(given) ||
+      CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
+    return MakeError(ErrorCode::kSignatureDoesNotMatch);
+  }
+  ctx.access_key = std::string(parts[0]);
+  return std::nullopt;
+}
+
+bool IsCannedAcl(std::string_view acl) {
+  for (std::string_view known : {"private", "public-read", "public-read-write", "aws-exec-read",
+                                 "authenticated-read", "bucket-owner-read",
+                                 "bucket-owner-full-control", "log-delivery-write"}) {
+    if (acl == known) return true;
+  }
+  return false;
+}
+
+// The object's URL as the client addressed the bucket (path or virtual host).
+std::string ObjectUrl(const OpContext& ctx, const std::string& key) {
+  const std::string* host = ctx.http.Header("host");
+  std::string url = "http://" + (host ? *host : std::string("localhost"));
+  std::string_view path = ctx.http.raw_path;
+  std::string bucket_prefix = "/" + ctx.route.bucket;
+  bool path_style = path == bucket_prefix || path.starts_with(bucket_prefix + "/");
+  if (path_style) url += bucket_prefix;
+  return url + "/" + UriEncode(key, false);
+}
+
+}  // namespace
+
+OpResult PostObject(OpContext& ctx) {
+  const std::string* content_type = ctx.http.Header("content-type");
+  if (!content_type || !IsMultipartFormData(*content_type)) {
+    return MakeError(ErrorCode::kPreconditionFailed,
+                     "Bucket POST must be of the enclosure-type multipart/form-data");
+  }
+  auto boundary = MultipartBoundary(*content_type);
+  if (!boundary) return MakeError(ErrorCode::kMalformedPOSTRequest);
+
+  FormDataReader form(&ctx.body, *boundary);
+  if (auto e = form.ReadFields()) return e;
+  std::vector<FormField> fields = form.fields();
+
+  // Authentication: the signature covers the policy exactly as sent.
+  const std::string* policy_b64 = Field(fields, "policy");
+  if (!policy_b64) {
+    // Without a policy the upload is anonymous; strata has no public buckets.
+    return MakeError(ErrorCode::kAccessDenied);
+  }
+  if (auto e = VerifySignature(ctx, fields, *policy_b64)) return e;
+  auto policy_json = Base64Decode(*policy_b64);
+  if (!policy_json) {
+    return MakeError(ErrorCode::kInvalidPolicyDocument, "Invalid Policy: Invalid Base64 encoding.");
+  }
+  auto parsed = ParsePostPolicy(*policy_json);
+  if (auto* e = std::get_if<Error>(&parsed)) return *e;
+  const PostPolicy& policy = std::get<PostPolicy>(parsed);
+
+  // ${filename} is expanded in every field before the policy is checked.
+  std::string file_name = BaseFileName(form.file_name());
+  for (FormField& f : fields) {
+    if (f.name != "policy" && f.name != "x-amz-signature") {
+      f.value = ExpandFilename(f.value, file_name);
+    }
+  }
+  const std::string* key_field = Field(fields, "key");
+  if (!key_field) return MissingField("key");
+  std::string key = *key_field;
+  if (key.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "User key must have a length greater than 0.");
+  }
+  if (key.size() > object::kMaxKeyBytes) return MakeError(ErrorCode::kKeyTooLongError);
+  if (!IsValidUtf8(key) || key.find('\0') != std::string::npos) {
+    return MakeError(ErrorCode::kInvalidArgument, "Object key must be valid UTF-8 without NUL");
+  }
+  if (auto e = EvaluatePostPolicy(policy, fields, ctx.route.bucket, UnixNowNs() / 1000000)) {
+    return e;
+  }
+
+  // The fields that PUT takes as headers, as a request the PUT helpers read.
+  http::Request as_put;
+  for (const FormField& f : fields) {
+    if (f.name == "x-amz-trailer" || f.name == "x-amz-decoded-content-length") continue;
+    if (f.name == "x-amz-checksum-algorithm") {
+      as_put.headers.emplace_back("x-amz-sdk-checksum-algorithm", f.value);
+      continue;
+    }
+    as_put.headers.emplace_back(f.name, f.value);
+  }
+  if (const std::string* acl = Field(fields, "acl"); acl && !IsCannedAcl(*acl)) {
+    return MakeError(ErrorCode::kInvalidArgument, "Invalid canned ACL: " + *acl);
+  }
+  std::optional<std::string> want_md5;
+  if (const std::string* md5 = Field(fields, "content-md5")) {
+    want_md5 = Base64Decode(*md5);
+    if (!want_md5 || want_md5->size() != 16) return MakeError(ErrorCode::kInvalidDigest);
+  }
+  object::WriteOptions options;
+  auto storage_class = StorageClassFromRequest(as_put);
+  if (auto* e = std::get_if<Error>(&storage_class)) return *e;
+  options.storage_class = std::get<std::string>(storage_class);
+  if (const std::string* tagging = Field(fields, "tagging")) {
+    auto tags = ParseTagging(*tagging);
+    if (!tags) return MakeError(ErrorCode::kMalformedXML);
+    if (auto e = ValidateTags(*tags)) return e;
+    options.tags = std::move(*tags);
+  }
+  auto headers = HeadersFromRequest(as_put);
+  if (auto* e = std::get_if<Error>(&headers)) return *e;
+  auto checksum = ChecksumCheck::FromRequest(as_put);
+  if (auto* e = std::get_if<Error>(&checksum)) return *e;
+  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+
+  auto writer = ctx.engine.NewWriter(ctx.route.bucket, key,
+                                     std::move(std::get<object::ObjectHeaders>(headers)),
+                                     std::move(options));
+  if (!writer.ok()) return FromStatus(writer.status(), ErrorCode::kNoSuchBucket);
+  uint64_t max_bytes = ctx.config.max_object_bytes;
+  if (policy.length_range) {
+    max_bytes = std::min<uint64_t>(max_bytes, static_cast<uint64_t>(policy.length_range->second));
+  }
+  while (true) {
+    auto chunk = form.NextFileChunk();
+    if (auto* e = std::get_if<Error>(&chunk)) return *e;
+    std::string_view data = std::get<std::string_view>(chunk);
+    if (data.empty()) break;
+    if ((*writer)->size_bytes() + data.size() > max_bytes) {
+      return MakeError(ErrorCode::kEntityTooLarge);
+    }
+    check.Update(data.data(), data.size());
+    Status st = (*writer)->Append(data);
+    if (!st.ok()) return FromStatus(st);
+  }
+  if (auto e = CheckPostContentLength(policy, (*writer)->size_bytes())) return e;
+  if (auto e = check.Finish(ctx)) return e;
+  if (want_md5 && *want_md5 != (*writer)->Md5()) return MakeError(ErrorCode::kBadDigest);
+  if (check.algorithm()) {
+    (*writer)->SetChecksum(std::string(ChecksumName(*check.algorithm())), check.value_base64(),
+                           "FULL_OBJECT");
+  }
+  // Whatever follows the file is ignored; read it so the connection stays usable.
+  form.SkipRest(kSkipAfterFileBytes);
+
+  auto rec = (*writer)->Commit();
+  if (!rec.ok()) {
+    if (rec.status().code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
+    return FromStatus(rec.status());
+  }
+
+  std::string etag = "\"" + rec->etag + "\"";
+  std::string location = ObjectUrl(ctx, key);
+  http::Headers h = {{"ETag", etag}, {"Location", location}};
+  AddChecksumHeaders(*rec, &h);
+
+  const std::string* redirect = Field(fields, "success_action_redirect");
+  if (!redirect) redirect = Field(fields, "redirect");
+  if (redirect && (redirect->starts_with("http://") || redirect->starts_with("https://"))) {
+    std::string target = *redirect;
+    target += target.find('?') == std::string::npos ? '?' : '&';
+    target += "bucket=" + UriEncode(ctx.route.bucket, true) + "&key=" + UriEncode(key, true) +
+              "&etag=" + UriEncode(etag, true);
+    http::Headers rh = {{"ETag", etag}, {"Location", target}};
+    return SendEmpty(ctx, 303, rh);
+  }
+  const std::string* status = Field(fields, "success_action_status");
+  if (status && *status == "201") {
+    XmlWriter w;
+    w.Open("PostResponse");
+    w.Element("Location", location);
+    w.Element("Bucket", ctx.route.bucket);
+    w.Element("Key", key);
+    w.Element("ETag", etag);
+    w.Close("PostResponse");
+    std::string xml = w.Finish();
+    http::Headers xh = BaseHeaders(ctx);
+    xh.insert(xh.end(), h.begin(), h.end());
+    xh.emplace_back("Content-Type", "application/xml");
+    if (ctx.out.Start(201, xh, xml.size()).ok()) ctx.out.Write(xml).IgnoreError();
+    return std::nullopt;
+  }
+  return SendEmpty(ctx, status && *status == "200" ? 200 : 204, h);
+}
+
+}  // namespace strata::s3

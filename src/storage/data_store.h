@@ -1,0 +1,64 @@
+// DataStore: where object bytes live. The object engine names each piece of
+// data (an object version's body or one multipart part) by a 128-bit id and
+// writes/reads it through this interface; metadata stays in meta/.
+//
+// Implementations: PlainDataStore (one file per id on one directory, the
+// original single-drive layout) and ErasureDataStore (shards with per-block
+// checksums over a pool of drives, Reed-Solomon k+m; see erasure_store.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace strata::storage {
+
+// What a piece of data belongs to; written into every shard so the index
+// can be rebuilt from the drives (see docs/formats/shard-file.md).
+struct DataHeader {
+  std::string bucket;
+  std::string key;
+  std::string upload_id;     // multipart parts only
+  uint32_t part_number = 0;  // multipart parts only
+  uint64_t version_stamp = 0;
+};
+
+class DataWriter {
+ public:
+  virtual ~DataWriter() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Makes the data durable (every shard synced, its directory too). `trailer`
+  // is stored after the data (the encoded metadata record, for rebuilds).
+  virtual Status Finish(std::string_view trailer) = 0;
+  // Drops what was written (best effort).
+  virtual void Abort() = 0;
+};
+
+class DataReader {
+ public:
+  virtual ~DataReader() = default;
+  // Reads up to n bytes at offset; 0 at the end. Verifies checksums where the
+  // format has them and repairs from redundancy when it can.
+  virtual Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) = 0;
+  virtual uint64_t size() const = 0;
+};
+
+class DataStore {
+ public:
+  virtual ~DataStore() = default;
+  virtual Result<std::unique_ptr<DataWriter>> Create(const std::string& id,
+                                                     const DataHeader& header) = 0;
+  // `size` is the size the metadata records (checked against the data).
+  virtual Result<std::unique_ptr<DataReader>> Open(const std::string& id, uint64_t size) = 0;
+  // NotFound if nothing of `id` exists.
+  virtual Status Remove(const std::string& id) = 0;
+  // Objects up to this size may live inline in metadata instead (0: never;
+  // an erasure-coded pool keeps everything on the drives so that the index
+  // can be rebuilt from them).
+  virtual size_t inline_max_bytes() const = 0;
+};
+
+}  // namespace strata::storage
