@@ -178,7 +178,8 @@ void RunLimits(const Options& opt, Report& report, bool after_s3) {
     }
   }
   if (opt.cases.count("md5")) {
-    Row& row = report.Add("md5" + id_suffix, prefix + "MD5, 1 core (per CPU-s)", Unit::kBytesPerSecond);
+    Row& row =
+        report.Add("md5" + id_suffix, prefix + "MD5, 1 core (per CPU-s)", Unit::kBytesPerSecond);
     report.Measure(row, o.runs,
                    [&](int) { return RunFigure{MeasureMd5BytesPerSecond(o.duration_s)}; });
   }

@@ -52,6 +52,9 @@ class KvStore {
   // before returning; concurrent synced writers share one sync (group commit).
   virtual Status Write(const WriteBatch& batch, bool sync) = 0;
   virtual std::unique_ptr<KvIterator> NewIterator() = 0;
+  // Writes a consistent, openable copy of the store into `dir` (which must
+  // not exist). NotImplemented where the store cannot.
+  virtual Status Checkpoint(const std::string& dir) = 0;
 };
 
 // Opens (creating if needed) a RocksDB store in `dir`.

@@ -31,6 +31,9 @@ class MemIterator : public KvIterator {
 
 class MemStore : public KvStore {
  public:
+  Status Checkpoint(const std::string&) override {
+    return NotImplemented("the in-memory store has no checkpoints");
+  }
   Result<std::optional<std::string>> Get(std::string_view key) override {
     std::lock_guard lock(mu_);
     auto it = map_.find(key);

@@ -1,6 +1,7 @@
 // KvStore over RocksDB, the embedded default for metadata.
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -94,6 +95,16 @@ class RocksDbStore : public KvStore {
     // Without an explicit snapshot, a RocksDB iterator reads the state as of
     // its creation: the consistent snapshot KvIterator promises.
     return std::make_unique<RocksDbIterator>(db_, db_->NewIterator(rocksdb::ReadOptions()));
+  }
+
+  Status Checkpoint(const std::string& dir) override {
+    // Hard links for immutable SST files where possible (same filesystem),
+    // copies otherwise; the WAL is flushed into the copy first.
+    rocksdb::Checkpoint* raw = nullptr;
+    rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+    if (!s.ok()) return FromRocks(s);
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    return FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0));
   }
 
  private:

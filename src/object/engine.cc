@@ -91,7 +91,8 @@ Result<ObjectRecord> ObjectWriter::Commit(
     rec.is_inline = false;
     rec.file_id = file_id_;
     // The trailer makes the data self-describing (rebuild-index reads it).
-    RETURN_IF_ERROR(file_->Finish(EncodeObjectRecord(rec)));
+    RETURN_IF_ERROR(file_->Finish(EncodeTrailer(
+        upload_id_.empty() ? TrailerKind::kObject : TrailerKind::kPart, EncodeObjectRecord(rec))));
     file_.reset();
   } else {
     rec.is_inline = true;
@@ -263,10 +264,22 @@ Status ObjectEngine::CommitVersionLocked(
   return Status::OK();
 }
 
+bool ObjectEngine::SelfDescribing() const { return data_->inline_max_bytes() == 0; }
+
+std::string ObjectEngine::BucketMarkerId(const std::string& name) {
+  return Sha256Hex(name).substr(0, 32);
+}
+
 Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& record) {
   std::unique_lock lock(BucketLock(name));
   ASSIGN_OR_RETURN(auto existing, kv_->Get(meta::BucketKey(name)));
   if (existing) return AlreadyExists("bucket " + name);
+  if (SelfDescribing()) {
+    // A marker on the drives lets rebuild-index restore empty buckets too.
+    storage::DataHeader header{name, "", "", 0, 0};
+    ASSIGN_OR_RETURN(auto marker, data_->Create(BucketMarkerId(name), header));
+    RETURN_IF_ERROR(marker->Finish(EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(record))));
+  }
   meta::WriteBatch batch;
   batch.Put(meta::BucketKey(name), EncodeBucketRecord(record));
   return kv_->Write(batch, /*sync=*/true);
@@ -306,6 +319,7 @@ Status ObjectEngine::DeleteBucket(const std::string& name) {
   batch.Delete(meta::BucketKey(name));
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
   for (const std::string& f : garbage) CollectGarbage(f);
+  if (SelfDescribing()) data_->Remove(BucketMarkerId(name)).IgnoreError();
   return Status::OK();
 }
 
@@ -375,15 +389,17 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string
     const ObjectRecord& rec = reader->record_;
     if (rec.is_inline) return reader;
     std::vector<uint64_t> sizes;
+    std::vector<std::string> files;
     if (rec.parts.empty()) {
       sizes.push_back(rec.size_bytes);
-    } else {
+      files.push_back(rec.file_id);
+    } else {  // file_id, if set, is the manifest: no object bytes in it
       for (const PartRef& p : rec.parts) {
         reader->part_starts_.push_back(sizes.empty() ? 0 : reader->part_starts_.back() + sizes.back());
         sizes.push_back(p.size_bytes);
+        files.push_back(p.file_id);
       }
     }
-    std::vector<std::string> files = rec.DataFiles();
     Status failed;
     for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
       auto file = data_->Open(files[i], sizes[i]);

@@ -233,6 +233,10 @@ class ObjectEngine {
   std::mutex& KeyLock(const std::string& bucket, const std::string& key);
   std::shared_mutex& BucketLock(const std::string& bucket);
   std::mutex& UploadLock(const std::string& upload_id);
+  // A store that keeps nothing inline is self-describing: bucket markers and
+  // multipart manifests are written to it so rebuild-index can recover all.
+  bool SelfDescribing() const;
+  static std::string BucketMarkerId(const std::string& name);
 
   storage::DataStore* data_;
   meta::KvStore* kv_;

@@ -176,9 +176,28 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   if (object_checksum) {
     ASSIGN_OR_RETURN(rec.checksum_value, object_checksum(rec));
   }
+  rec.version_stamp = NextVersionStamp();
+  rec.mtime_ns = NowNs();
+  meta::WriteBatch batch;
+  if (SelfDescribing()) {
+    // The manifest: the finished record on the drives, for rebuild-index.
+    rec.file_id = NewFileId();
+    meta::WriteBatch intent;
+    intent.Put(meta::IntentKey(rec.file_id), "");
+    RETURN_IF_ERROR(kv_->Write(intent, /*sync=*/false));
+    storage::DataHeader header{bucket, key, "", 0, rec.version_stamp};
+    auto manifest = data_->Create(rec.file_id, header);
+    Status st = manifest.ok() ? (*manifest)->Finish(EncodeTrailer(TrailerKind::kManifest,
+                                                                  EncodeObjectRecord(rec)))
+                              : manifest.status();
+    if (!st.ok()) {
+      CollectGarbage(rec.file_id);
+      return st;
+    }
+    batch.Delete(meta::IntentKey(rec.file_id));
+  }
 
   // Parts uploaded but not named in the list become garbage.
-  meta::WriteBatch batch;
   ASSIGN_OR_RETURN(auto files, DropUpload(bucket, key, upload_id, &batch));
   std::vector<std::string> unused;
   for (const std::string& f : files) {
@@ -186,7 +205,11 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
                             [&](const PartRef& p) { return p.file_id == f; });
     if (!used) unused.push_back(f);
   }
-  RETURN_IF_ERROR(CommitVersionLocked(bucket, key, rec, check, std::move(batch), unused));
+  Status st = CommitVersionLocked(bucket, key, rec, check, std::move(batch), unused);
+  if (!st.ok()) {
+    if (!rec.file_id.empty()) CollectGarbage(rec.file_id);  // the manifest
+    return st;
+  }
   return rec;
 }
 

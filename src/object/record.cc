@@ -65,6 +65,19 @@ std::vector<std::string> ObjectRecord::DataFiles() const {
   return files;
 }
 
+std::string EncodeTrailer(TrailerKind kind, std::string_view payload) {
+  std::string out(1, static_cast<char>(kind));
+  out.append(payload);
+  return out;
+}
+
+std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer) {
+  if (trailer.empty()) return std::nullopt;
+  char k = trailer[0];
+  if (k != 'O' && k != 'P' && k != 'M' && k != 'B') return std::nullopt;
+  return std::make_pair(static_cast<TrailerKind>(k), trailer.substr(1));
+}
+
 std::string EncodeObjectRecord(const ObjectRecord& r) {
   std::string out;
   out.push_back(kObjectFormat);

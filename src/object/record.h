@@ -82,6 +82,18 @@ struct BucketRecord {
   std::string owner;
 };
 
+// What a data trailer (storage::DataWriter::Finish) holds: one kind byte,
+// then the record. Lets rebuild-index tell the pieces on the drives apart.
+enum class TrailerKind : char {
+  kObject = 'O',    // an object version's data; payload: its ObjectRecord
+  kPart = 'P',      // a multipart part; payload: an ObjectRecord of the part
+  kManifest = 'M',  // a completed multipart object; payload: its ObjectRecord (parts listed)
+  kBucket = 'B',    // a bucket marker; payload: its BucketRecord
+};
+std::string EncodeTrailer(TrailerKind kind, std::string_view payload);
+// nullopt if empty or of an unknown kind.
+std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer);
+
 std::string EncodeObjectRecord(const ObjectRecord& r);
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view data);
 std::string EncodeUploadRecord(const UploadRecord& r);

@@ -43,7 +43,12 @@ Error FromBodyStatus(const Status& status) {
     case Code::kPermissionDenied: return MakeError(ErrorCode::kSignatureDoesNotMatch);
     case Code::kCorruption: return MakeError(ErrorCode::kXAmzContentSHA256Mismatch);
     case Code::kInvalidArgument:
-      return MakeError(ErrorCode::kInvalidRequest, "Malformed request body: " + status.message());
+      // Broken aws-chunked framing: AWS answers IncompleteBody, or
+      // MalformedTrailerError when the trailer section is what is broken.
+      if (status.message().find("trailer") != std::string::npos) {
+        return MakeError(ErrorCode::kMalformedTrailerError);
+      }
+      return MakeError(ErrorCode::kIncompleteBody, "Malformed request body: " + status.message());
     default: return FromStatus(status);
   }
 }

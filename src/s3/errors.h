@@ -52,6 +52,9 @@ namespace strata::s3 {
   X(kInsufficientStorage, "InsufficientStorage", 507, "Insufficient storage to complete the request.") \
   X(kInvalidTag, "InvalidTag", 400, "The tag provided was not a valid tag.")                   \
   X(kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long.")                          \
+  X(kMalformedTrailerError, "MalformedTrailerError", 400,                                       \
+    "The request contained trailing data that was not well-formed or did not conform to our "   \
+    "published schema.")                                                                        \
   X(kMalformedXML, "MalformedXML", 400,                                                         \
     "The XML you provided was not well-formed or did not validate against our published schema.") \
   X(kMethodNotAllowed, "MethodNotAllowed", 405,                                                 \

@@ -186,7 +186,7 @@ std::optional<Error> FormDataReader::Fill(bool* got) {
     scan_ = scan_ > pos_ ? scan_ - pos_ : 0;
     pos_ = 0;
   }
-  if (!scratch_) scratch_ = std::make_unique<char[]>(kReadChunk);
+  if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kReadChunk);
   auto n = source_->Read(scratch_.get(), kReadChunk);
   if (!n.ok()) return FromBodyStatus(n.status());
   if (*n == 0) {

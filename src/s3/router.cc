@@ -161,6 +161,13 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
   auto path = UriDecode(req.raw_path);
   if (!path) return MakeError(ErrorCode::kInvalidArgument, "Malformed URI path");
   std::string_view rest = std::string_view(*path).substr(1);
+  // "_strata" can never be a bucket name (S3 names start with a letter or digit).
+  constexpr std::string_view kAdminPrefix = "_strata/admin/";
+  if (rest.starts_with(kAdminPrefix)) {
+    r.op = Op::kAdmin;
+    r.key = std::string(rest.substr(kAdminPrefix.size()));
+    return r;
+  }
   r.bucket = VirtualHostBucket(req, config);
   if (r.bucket.empty()) {
     size_t slash = rest.find('/');

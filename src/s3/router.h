@@ -38,6 +38,7 @@ enum class Op {
   kDeleteObjectTagging,
   kGetObjectAttributes,
   kPostObject,
+  kAdmin,  // strata's own admin API: /_strata/admin/<action> (key = action)
 };
 
 struct Route {

@@ -93,6 +93,7 @@ OpResult Dispatch(OpContext& ctx) {
     case Op::kDeleteObjectTagging: return DeleteObjectTagging(ctx);
     case Op::kGetObjectAttributes: return GetObjectAttributes(ctx);
     case Op::kPostObject: return PostObject(ctx);
+    case Op::kAdmin: return Admin(ctx);
   }
   return MakeError(ErrorCode::kNotImplemented);
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -42,6 +43,32 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
     } else if (a == "--workers") {
       if (!(v = value()) || std::atoi(v->c_str()) <= 0) return "--workers needs a positive number";
       c.workers = std::atoi(v->c_str());
+    } else if (a == "--drives") {
+      if (!(v = value()) || v->empty()) return "--drives needs d1,d2,...";
+      size_t pos = 0;
+      while (pos <= v->size()) {
+        size_t comma = v->find(',', pos);
+        std::string d = v->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (d.empty()) return "--drives has an empty entry: " + *v;
+        c.drives.push_back(d);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    } else if (a == "--ec") {
+      if (!(v = value())) return "--ec needs K+M, e.g. 4+2";
+      int k = 0, m = 0;
+      char tail = 0;
+      if (std::sscanf(v->c_str(), "%d+%d%c", &k, &m, &tail) != 2 || k < 1 || m < 0) {
+        return "--ec needs K+M with K >= 1, M >= 0, got " + *v;
+      }
+      c.ec_k = k;
+      c.ec_m = m;
+    } else if (a == "--scrub-interval-s") {
+      if (!(v = value())) return "--scrub-interval-s needs seconds";
+      c.scrub_interval_s = std::atoi(v->c_str());
+    } else if (a == "--checkpoint-interval-s") {
+      if (!(v = value())) return "--checkpoint-interval-s needs seconds";
+      c.checkpoint_interval_s = std::atoi(v->c_str());
     } else {
       return "unknown option " + a;
     }

@@ -14,6 +14,12 @@ struct Config {
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";
   int workers = 64;
+  // Erasure-coded pool: data on these drives, metadata stays in data_dir.
+  std::vector<std::string> drives;
+  int ec_k = 0;   // 0: default for the drive count
+  int ec_m = -1;  // -1: default
+  int scrub_interval_s = 24 * 3600;
+  int checkpoint_interval_s = 600;  // RocksDB checkpoint onto drives
 };
 
 // Parses argv after the "server" word; returns the config or an error text.

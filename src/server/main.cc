@@ -1,8 +1,11 @@
-// strata: the S3 server (and, later, admin tools).
-//   strata server [--listen HOST:PORT] [--data DIR] [--domain D] [--region R] [--workers N]
+// strata: the S3 server and its admin commands.
+//   strata server [--listen HOST:PORT] [--data DIR] [--drives D1,...,DN] [--ec K+M] ...
+//   strata admin drives|heal [bucket[/prefix]]   (talks to a running server)
+//   strata admin rebuild-index --drives ... [--data DIR]   (offline)
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,57 +14,118 @@
 #include "io/file_system.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
+#include "object/rebuild.h"
 #include "s3/service.h"
+#include "server/admin_api.h"
+#include "server/admin_cli.h"
+#include "server/checkpointer.h"
 #include "server/config.h"
+#include "storage/erasure_store.h"
+#include "storage/healer.h"
 #include "storage/plain_store.h"
 
+namespace strata::server {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN]\n"
-    "                     [--region REGION] [--workers N]\n"
-    "  Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
-    "  generated on first start and kept in DIR/root-credentials.\n";
+    "usage:\n"
+    "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
+    "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
+    "                [--checkpoint-interval-s S]\n"
+    "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
+    "      generated on first start and kept in DIR/root-credentials.\n"
+    "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
+    "      metadata (checkpointed onto the drives).\n"
+    "  strata admin drives [--endpoint URL]            drive states of a running server\n"
+    "  strata admin heal [BUCKET[/PREFIX]] [--endpoint URL]\n"
+    "                                                 verify and repair objects, with progress\n"
+    "  strata admin rebuild-index --drives D1,...,DN [--data DIR]\n"
+    "                                                 recreate lost metadata from the drives\n"
+    "                                                 (server stopped, DIR/meta absent)\n";
+
+struct Storage {
+  std::unique_ptr<io::FileSystem> fs;
+  std::unique_ptr<meta::KvStore> kv;
+  std::unique_ptr<storage::DataStore> plain;
+  std::unique_ptr<storage::ErasureDataStore> erasure;
+  storage::DataStore* data = nullptr;
+};
+
+// Opens the data store (plain directory or erasure-coded drives) and, unless
+// `open_meta` is false, the metadata store in DIR/meta.
+std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta) {
+  Storage s;
+  s.fs = io::NewPosixFileSystem();
+  if (Status st = s.fs->CreateDirs(cfg.data_dir); !st.ok()) {
+    return "cannot create data dir: " + st.ToString();
+  }
+  if (open_meta) {
+    auto kv = meta::OpenRocksDbStore(cfg.data_dir + "/meta");
+    if (!kv.ok()) return "cannot open metadata: " + kv.status().ToString();
+    s.kv = std::move(kv).value();
+  }
+  if (cfg.drives.empty()) {
+    auto store = storage::OpenPlainDataStore(s.fs.get(), cfg.data_dir);
+    if (!store.ok()) return "cannot open data store: " + store.status().ToString();
+    s.plain = std::move(store).value();
+    s.data = s.plain.get();
+    return s;
+  }
+  storage::PoolOptions pool;
+  pool.drives = cfg.drives;
+  pool.k = cfg.ec_k;
+  pool.m = cfg.ec_m;
+  auto store = storage::ErasureDataStore::Open(s.fs.get(), pool);
+  if (!store.ok()) return "cannot open drives: " + store.status().ToString();
+  s.erasure = std::move(store).value();
+  s.data = s.erasure.get();
+  return s;
+}
 
 int RunServer(const std::vector<std::string>& args) {
-  using namespace strata;
-  auto parsed = server::ParseServerArgs(args);
+  auto parsed = ParseServerArgs(args);
   if (auto* err = std::get_if<std::string>(&parsed)) {
     std::fprintf(stderr, "strata: %s\n%s", err->c_str(), kUsage);
     return 2;
   }
-  const server::Config& cfg = std::get<server::Config>(parsed);
-  auto fs = io::NewPosixFileSystem();
-  if (Status st = fs->CreateDirs(cfg.data_dir + "/meta"); !st.ok()) {
-    std::fprintf(stderr, "strata: cannot create data dir: %s\n", st.ToString().c_str());
+  const Config& cfg = std::get<Config>(parsed);
+  auto opened = OpenStorage(cfg, true);
+  if (auto* err = std::get_if<std::string>(&opened)) {
+    std::fprintf(stderr, "strata: %s\n", err->c_str());
     return 1;
   }
-  auto creds = server::LoadRootCredentials(cfg.data_dir);
+  Storage& st = std::get<Storage>(opened);
+  auto creds = LoadRootCredentials(cfg.data_dir);
   if (auto* err = std::get_if<std::string>(&creds)) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
     return 1;
   }
-  const server::RootCredentials& root = std::get<server::RootCredentials>(creds);
+  const RootCredentials& root = std::get<RootCredentials>(creds);
 
-  auto kv = meta::OpenRocksDbStore(cfg.data_dir + "/meta");
-  if (!kv.ok()) {
-    std::fprintf(stderr, "strata: cannot open metadata: %s\n", kv.status().ToString().c_str());
-    return 1;
-  }
-  auto store = storage::OpenPlainDataStore(fs.get(), cfg.data_dir);
-  if (!store.ok()) {
-    std::fprintf(stderr, "strata: cannot open data store: %s\n", store.status().ToString().c_str());
-    return 1;
-  }
-  auto engine = object::ObjectEngine::Open(store->get(), kv->get());
+  auto engine = object::ObjectEngine::Open(st.data, st.kv.get());
   if (!engine.ok()) {
     std::fprintf(stderr, "strata: cannot open object engine: %s\n",
                  engine.status().ToString().c_str());
     return 1;
   }
+  std::unique_ptr<storage::Healer> healer;
+  std::unique_ptr<Checkpointer> checkpointer;
+  if (st.erasure) {
+    storage::HealerOptions ho;
+    ho.scrub_interval_s = cfg.scrub_interval_s;
+    healer = std::make_unique<storage::Healer>(st.erasure.get(), ho);
+    st.erasure->SetHealCallback([h = healer.get()](const std::string& id) { h->Enqueue(id); });
+    healer->Start();
+    checkpointer = std::make_unique<Checkpointer>(st.kv.get(), st.fs.get(), cfg.drives,
+                                                  cfg.checkpoint_interval_s);
+    checkpointer->Start();
+  }
+  ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get());
+
   s3::ServiceConfig scfg;
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
+  scfg.admin = &admin;
   auto secrets = [root](std::string_view ak) -> std::optional<std::string> {
     if (ak == root.access_key) return root.secret_key;
     return std::nullopt;
@@ -94,6 +158,10 @@ int RunServer(const std::vector<std::string>& args) {
   }
   std::printf("strata S3 server\n  endpoint:   http://%s:%d\n  region:     %s\n  data:       %s\n",
               cfg.listen_host.c_str(), (*server)->port(), cfg.region.c_str(), cfg.data_dir.c_str());
+  if (st.erasure) {
+    std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
+                st.erasure->m());
+  }
   std::printf("  access key: %s\n  secret key: %s%s\n", root.access_key.c_str(),
               root.secret_key.c_str(),
               root.generated ? "   (generated; kept in DATA/root-credentials)" : "");
@@ -103,18 +171,68 @@ int RunServer(const std::vector<std::string>& args) {
   sigwait(&stop_signals, &sig);
   STRATA_LOG("signal %d: shutting down", sig);
   (*server)->Stop();
+  if (healer) healer->Stop();
+  if (checkpointer) checkpointer->Stop();
   return 0;
 }
 
-}  // namespace
+int RebuildIndexCommand(const std::vector<std::string>& args) {
+  auto parsed = ParseServerArgs(args);
+  if (auto* err = std::get_if<std::string>(&parsed)) {
+    std::fprintf(stderr, "strata: %s\n%s", err->c_str(), kUsage);
+    return 2;
+  }
+  const Config& cfg = std::get<Config>(parsed);
+  if (cfg.drives.empty()) {
+    std::fprintf(stderr, "strata: rebuild-index needs --drives (a single directory keeps small "
+                         "objects only in the metadata)\n");
+    return 2;
+  }
+  auto opened = OpenStorage(cfg, true);
+  if (auto* err = std::get_if<std::string>(&opened)) {
+    std::fprintf(stderr, "strata: %s\n", err->c_str());
+    return 1;
+  }
+  Storage& st = std::get<Storage>(opened);
+  auto report = object::RebuildIndex(*st.erasure, *st.kv, [](uint64_t done, uint64_t total) {
+    std::fprintf(stderr, "\rrebuild-index: %llu / %llu pieces scanned",
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+  });
+  std::fprintf(stderr, "\n");
+  if (!report.ok()) {
+    std::fprintf(stderr, "strata: rebuild-index failed: %s\n", report.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("rebuild-index done: %llu pieces scanned, %llu buckets, %llu objects restored, "
+              "%llu replaced versions and %llu orphan parts to collect, %llu unreadable\n",
+              static_cast<unsigned long long>(report->ids_scanned),
+              static_cast<unsigned long long>(report->buckets),
+              static_cast<unsigned long long>(report->objects),
+              static_cast<unsigned long long>(report->replaced_versions),
+              static_cast<unsigned long long>(report->orphan_parts),
+              static_cast<unsigned long long>(report->unreadable));
+  return 0;
+}
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+int Main(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "server") return RunServer({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "strata: unknown command %s\n%s", args[0].c_str(), kUsage);
+  if (args[0] == "admin" && args.size() >= 2) {
+    std::vector<std::string> rest(args.begin() + 2, args.end());
+    if (args[1] == "rebuild-index") return RebuildIndexCommand(rest);
+    if (args[1] == "drives") return AdminDrivesCommand(rest);
+    if (args[1] == "heal") return AdminHealCommand(rest);
+  }
+  std::fprintf(stderr, "strata: unknown command\n%s", kUsage);
   return 2;
+}
+
+}  // namespace
+}  // namespace strata::server
+
+int main(int argc, char** argv) {
+  return strata::server::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

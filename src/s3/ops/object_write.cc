@@ -53,7 +53,13 @@ std::variant<object::Tags, Error> ParseTaggingHeader(std::string_view header) {
     size_t eq = item.find('=');
     auto k = UriDecode(item.substr(0, eq), true);
     auto v = UriDecode(eq == std::string_view::npos ? "" : item.substr(eq + 1), true);
-    if (!k || !v) return MakeError(ErrorCode::kInvalidArgument, "Invalid x-amz-tagging header");
+    const char* kHeaderRule =
+        "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query "
+        "parameters without tag name duplicates.";
+    if (!k || !v || k->empty()) return MakeError(ErrorCode::kInvalidArgument, kHeaderRule);
+    for (const auto& [existing, _] : tags) {
+      if (existing == *k) return MakeError(ErrorCode::kInvalidArgument, kHeaderRule);
+    }
     tags.emplace_back(std::move(*k), std::move(*v));
   }
   if (auto e = ValidateTags(tags)) return *e;
@@ -124,13 +130,18 @@ std::variant<ChecksumCheck, Error> ChecksumCheck::FromRequest(
       c.from_trailer_ = true;
     }
   }
-  if (!c.algorithm_) {
-    if (const std::string* sdk = req.Header("x-amz-sdk-checksum-algorithm")) {
-      c.algorithm_ = ParseChecksumAlgorithm(*sdk);
-      if (!c.algorithm_) {
-        return MakeError(ErrorCode::kInvalidRequest,
-                         "Invalid x-amz-sdk-checksum-algorithm: " + *sdk);
-      }
+  // x-amz-sdk-checksum-algorithm names the algorithm of a checksum sent in
+  // a header or trailer; alone or disagreeing with it, AWS refuses it.
+  if (const std::string* sdk = req.Header("x-amz-sdk-checksum-algorithm")) {
+    auto named = ParseChecksumAlgorithm(*sdk);
+    if (!named || (c.algorithm_ && *named != *c.algorithm_)) {
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+    }
+    if (!c.algorithm_) {
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "x-amz-sdk-checksum-algorithm specified, but no corresponding "
+                       "x-amz-checksum-* or x-amz-trailer headers were found.");
     }
   }
   if (!c.algorithm_) c.algorithm_ = default_algorithm;
@@ -157,7 +168,7 @@ std::optional<Error> ChecksumCheck::Finish(const OpContext& ctx) {
       }
     }
     if (!found) {
-      return MakeError(ErrorCode::kInvalidRequest,
+      return MakeError(ErrorCode::kMalformedTrailerError,
                        "The trailer " + header + " announced in x-amz-trailer was not sent.");
     }
     auto raw = Base64Decode(declared);

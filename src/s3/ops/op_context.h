@@ -16,6 +16,16 @@
 
 namespace strata::s3 {
 
+// strata's admin API, provided by the server wiring (drives, heal, ...).
+// Handle returns the HTTP status and a JSON body for /_strata/admin/<action>.
+class AdminApi {
+ public:
+  virtual ~AdminApi() = default;
+  virtual std::pair<int, std::string> Handle(
+      const std::string& method, const std::string& action,
+      const std::vector<std::pair<std::string, std::string>>& query) = 0;
+};
+
 struct ServiceConfig {
   std::string region = "us-east-1";
   std::string domain;
@@ -23,6 +33,7 @@ struct ServiceConfig {
   // Set by Service from its secret lookup: POST Object verifies its form
   // signature itself (the request has no Authorization header).
   auth::SecretLookup secrets;
+  AdminApi* admin = nullptr;  // null: the admin API answers NotImplemented
 };
 
 struct OpContext {
@@ -75,5 +86,6 @@ OpResult GetObjectTagging(OpContext& ctx);
 OpResult DeleteObjectTagging(OpContext& ctx);
 OpResult GetObjectAttributes(OpContext& ctx);
 OpResult PostObject(OpContext& ctx);
+OpResult Admin(OpContext& ctx);
 
 }  // namespace strata::s3

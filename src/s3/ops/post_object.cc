@@ -140,7 +140,12 @@ OpResult PostObject(OpContext& ctx) {
     return MakeError(ErrorCode::kAccessDenied);
   }
   if (auto e = VerifySignature(ctx, fields, *policy_b64)) return e;
-  auto policy_json = Base64Decode(*policy_b64);
+  // Some encoders wrap base64 in lines; the signature covers the text as sent.
+  std::string compact;
+  for (char c : *policy_b64) {
+    if (c != '\r' && c != '\n' && c != ' ' && c != '\t') compact.push_back(c);
+  }
+  auto policy_json = Base64Decode(compact);
   if (!policy_json) {
     return MakeError(ErrorCode::kInvalidPolicyDocument, "Invalid Policy: Invalid Base64 encoding.");
   }

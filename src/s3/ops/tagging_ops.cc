@@ -94,7 +94,7 @@ OpResult GetObjectAttributes(OpContext& ctx) {
     long marker = 0;
     if (const std::string* m = ctx.http.Header("x-amz-part-number-marker")) marker = std::atol(m->c_str());
     w.Open("ObjectParts");
-    w.Element("TotalPartsCount", std::to_string(rec->parts.size()));
+    w.Element("PartsCount", std::to_string(rec->parts.size()));
     w.Element("PartNumberMarker", std::to_string(marker));
     long last = marker;
     long end = std::min<long>(rec->parts.size(), marker + max_parts);
@@ -102,6 +102,8 @@ OpResult GetObjectAttributes(OpContext& ctx) {
     w.Element("NextPartNumberMarker", std::to_string(last));
     w.Element("MaxParts", std::to_string(max_parts));
     w.Element("IsTruncated", end < static_cast<long>(rec->parts.size()) ? "true" : "false");
+    // AWS lists the parts only for objects uploaded with additional checksums.
+    if (rec->checksum_algorithm.empty()) end = marker;
     for (long i = marker; i < end; ++i) {
       const object::PartRef& p = rec->parts[i];
       w.Open("Part");

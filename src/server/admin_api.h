@@ -1,0 +1,38 @@
+// The server's implementation of s3::AdminApi (/_strata/admin/<action>):
+//   GET  drives                      drive states of the pool (JSON)
+//   POST heal-object?bucket=&key=    verify every shard of one object, rebuild what is bad
+//   GET  heal-status                 the background healer's counters
+#pragma once
+
+#include "object/engine.h"
+#include "s3/ops/op_context.h"
+#include "storage/erasure_store.h"
+#include "storage/healer.h"
+
+namespace strata::server {
+
+class ServerAdminApi : public s3::AdminApi {
+ public:
+  // store/healer are null for a single-directory (plain) data store.
+  ServerAdminApi(object::ObjectEngine* engine, storage::ErasureDataStore* store,
+                 storage::Healer* healer)
+      : engine_(engine), store_(store), healer_(healer) {}
+
+  std::pair<int, std::string> Handle(
+      const std::string& method, const std::string& action,
+      const std::vector<std::pair<std::string, std::string>>& query) override;
+
+ private:
+  std::pair<int, std::string> Drives();
+  std::pair<int, std::string> HealObject(const std::string& bucket, const std::string& key);
+  std::pair<int, std::string> HealStatus();
+
+  object::ObjectEngine* engine_;
+  storage::ErasureDataStore* store_;
+  storage::Healer* healer_;
+};
+
+// JSON string literal (quotes and escapes).
+std::string JsonString(std::string_view s);
+
+}  // namespace strata::server
