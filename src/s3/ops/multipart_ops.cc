@@ -132,11 +132,9 @@ OpResult UploadPart(OpContext& ctx, bool copy) {
   if (copy) return UploadPartCopy(ctx);
   auto number = PartNumber(ctx.route);
   if (auto* e = std::get_if<Error>(&number)) return *e;
-  std::optional<std::string> want_md5;
-  if (const std::string* md5 = ctx.http.Header("content-md5")) {
-    want_md5 = Base64Decode(*md5);
-    if (!want_md5 || want_md5->size() != 16) return MakeError(ErrorCode::kInvalidDigest);
-  }
+  auto content_md5 = ContentMd5(ctx.http);
+  if (auto* e = std::get_if<Error>(&content_md5)) return *e;
+  const std::optional<std::string>& want_md5 = std::get<std::optional<std::string>>(content_md5);
   auto upload = ctx.engine.GetUpload(ctx.route.bucket, ctx.route.key, UploadId(ctx.route));
   if (!upload.ok()) {
     if (upload.status().code() == Code::kNotFound) return UploadNotFound(ctx);

@@ -7,11 +7,9 @@
 namespace strata::s3 {
 
 OpResult PutObject(OpContext& ctx) {
-  std::optional<std::string> want_md5;
-  if (const std::string* md5 = ctx.http.Header("content-md5")) {
-    want_md5 = Base64Decode(*md5);
-    if (!want_md5 || want_md5->size() != 16) return MakeError(ErrorCode::kInvalidDigest);
-  }
+  auto content_md5 = ContentMd5(ctx.http);
+  if (auto* e = std::get_if<Error>(&content_md5)) return *e;
+  const std::optional<std::string>& want_md5 = std::get<std::optional<std::string>>(content_md5);
   object::WriteOptions options;
   auto storage_class = StorageClassFromRequest(ctx.http);
   if (auto* e = std::get_if<Error>(&storage_class)) return *e;

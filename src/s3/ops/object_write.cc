@@ -17,6 +17,14 @@ size_t Utf8Length(std::string_view s) {
 }
 }  // namespace
 
+std::variant<std::optional<std::string>, Error> ContentMd5(const http::Request& req) {
+  const std::string* header = req.Header("content-md5");
+  if (!header) return std::optional<std::string>();
+  auto md5 = Base64Decode(*header);
+  if (!md5 || md5->size() != 16) return MakeError(ErrorCode::kInvalidDigest);
+  return md5;
+}
+
 std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Request& req) {
   object::ObjectHeaders h;
   size_t meta_bytes = 0;

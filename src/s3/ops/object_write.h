@@ -13,6 +13,9 @@
 
 namespace strata::s3 {
 
+// Content-MD5 of the request: nullopt when absent, the 16 raw bytes, or InvalidDigest.
+std::variant<std::optional<std::string>, Error> ContentMd5(const http::Request& req);
+
 // Content-Type, Content-Encoding, ..., x-amz-meta-* of the request.
 std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Request& req);
 
