@@ -33,6 +33,8 @@ std::string FormatValue(Unit unit, double v) {
       return Printf("%.0f ops/s", v);
     case Unit::kMilliseconds:
       return Printf("%.2f ms", v);
+    case Unit::kMicroseconds:
+      return Printf("%.1f us", v);
   }
   return "?";
 }
@@ -46,6 +48,8 @@ std::string FormatRun(Unit unit, double v) {
       return Printf("%.0f", v);
     case Unit::kMilliseconds:
       return Printf("%.2f", v);
+    case Unit::kMicroseconds:
+      return Printf("%.1f", v);
   }
   return "?";
 }
@@ -72,26 +76,32 @@ const Row* Report::Find(const std::string& id) const {
 
 void Report::Measure(Row& row, int runs, const std::function<RunFigure(int run)>& one_run) {
   for (int run = 0; run < runs; ++run) {
-    try {
-      RunFigure fig = one_run(run);
-      row.runs.push_back(fig.value);
-      if (!std::isnan(fig.p50_us)) row.p50_us.push_back(fig.p50_us);
-      if (!std::isnan(fig.p99_us)) row.p99_us.push_back(fig.p99_us);
-      std::fprintf(stderr, "[s3bench] %-42s run %d/%d: %s  p50 %s  p99 %s\n", row.label.c_str(),
-                   run + 1, runs, FormatValue(row.unit, fig.value).c_str(),
-                   FormatLatencyUs(fig.p50_us).c_str(), FormatLatencyUs(fig.p99_us).c_str());
-    } catch (const NotImplementedError& e) {
-      row.note = std::string("n/a (") + e.what() + ")";
-      row.runs.clear();
-      std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
-      return;
-    } catch (const BenchError& e) {
-      row.note = std::string("FAILED: ") + e.what();
-      row.failed = true;
-      std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
-      return;
-    }
+    if (!MeasureRun(row, run, runs, one_run)) return;
   }
+}
+
+bool Report::MeasureRun(Row& row, int run, int runs,
+                        const std::function<RunFigure(int run)>& one_run) {
+  if (row.failed || !row.note.empty()) return false;
+  try {
+    RunFigure fig = one_run(run);
+    row.runs.push_back(fig.value);
+    if (!std::isnan(fig.p50_us)) row.p50_us.push_back(fig.p50_us);
+    if (!std::isnan(fig.p99_us)) row.p99_us.push_back(fig.p99_us);
+    std::fprintf(stderr, "[s3bench] %-42s run %d/%d: %s  p50 %s  p99 %s\n", row.label.c_str(),
+                 run + 1, runs, FormatValue(row.unit, fig.value).c_str(),
+                 FormatLatencyUs(fig.p50_us).c_str(), FormatLatencyUs(fig.p99_us).c_str());
+    return true;
+  } catch (const NotImplementedError& e) {
+    row.note = std::string("n/a (") + e.what() + ")";
+    row.runs.clear();
+    std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
+  } catch (const BenchError& e) {
+    row.note = std::string("FAILED: ") + e.what();
+    row.failed = true;
+    std::fprintf(stderr, "[s3bench] %-42s %s\n", row.label.c_str(), row.note.c_str());
+  }
+  return false;
 }
 
 double Report::LimitOf(const Comparison& c) const {
@@ -113,10 +123,17 @@ Report::ComparisonCells Report::Compare(const Row& row) const {
   if (std::isnan(limit)) return cells;
   cells.limit = c.limit_label + " " + FormatValue(Find(c.limit_ids.front())->unit, limit);
   double fraction = row.median() / limit;
-  cells.fraction = c.at_most ? Printf("%.2fx", fraction) : Printf("%.1f %%", fraction * 100);
+  bool as_ratio = c.at_most || c.ratio;
+  cells.fraction = as_ratio ? Printf("%.2fx", fraction) : Printf("%.1f %%", fraction * 100);
   if (std::isnan(c.target)) return cells;
   bool met = c.at_most ? fraction <= c.target : fraction >= c.target;
-  cells.target = c.at_most ? Printf("<= %.1fx", c.target) : Printf(">= %.0f %%", c.target * 100);
+  if (c.at_most) {
+    cells.target = Printf("<= %.1fx", c.target);
+  } else if (c.ratio) {
+    cells.target = Printf(">= %.0fx", c.target);
+  } else {
+    cells.target = Printf(">= %.0f %%", c.target * 100);
+  }
   cells.target.append(met ? " ok" : " MISS");
   return cells;
 }
@@ -142,6 +159,8 @@ void Report::Print(std::FILE* out) const {
                  FormatLatencyUs(Median(row.p99_us)).c_str(), cells.limit.c_str(),
                  cells.fraction.c_str(), cells.target.c_str(), runs.c_str());
   }
+  if (!notes_.empty()) std::fprintf(out, "\n");
+  for (const std::string& line : notes_) std::fprintf(out, "%s\n", line.c_str());
 }
 
 bool Report::AnyFailed() const {

@@ -17,6 +17,7 @@ enum class Unit {
   kBytesPerSecond,  // shown as GB/s (10^9 bytes, like docs/performance.md and shared/limits.md)
   kOpsPerSecond,
   kMilliseconds,  // latency figures (listing pages)
+  kMicroseconds,  // short latency figures (KV LOOKUP)
 };
 
 // How a row relates to a limit measured in the same run.
@@ -25,6 +26,7 @@ struct Comparison {
   std::string limit_label;             // e.g. "RR c=16", "min(loopback, MD5)"
   double target = NAN;                 // fraction to reach (NaN: informational only)
   bool at_most = false;                // latency ratios: stay at or below target
+  bool ratio = false;                  // print the fraction as "12.3x" (target ">= 10x")
 };
 
 // Thrown by a case when the server lacks the operation (HTTP 501): the row
@@ -63,6 +65,13 @@ class Report {
   // stderr. A BenchError marks the row FAILED; NotImplementedError marks it
   // n/a; either way the remaining runs of the row are skipped.
   void Measure(Row& row, int runs, const std::function<RunFigure(int run)>& one_run);
+  // One run (index `run` of `runs`) of `row`, for cases that interleave the
+  // runs of several rows. Skipped (returns false) once the row is FAILED or
+  // n/a; returns whether the run succeeded.
+  bool MeasureRun(Row& row, int run, int runs, const std::function<RunFigure(int run)>& one_run);
+
+  // A line printed after the table (summaries that are not a row's figure).
+  void AddNote(std::string line) { notes_.push_back(std::move(line)); }
 
   void Print(std::FILE* out) const;
   bool AnyFailed() const;
@@ -74,6 +83,7 @@ class Report {
   ComparisonCells Compare(const Row& row) const;
   double LimitOf(const Comparison& c) const;  // NaN if a limit row is missing
   std::deque<Row> rows_;                      // deque: references returned by Add stay valid
+  std::vector<std::string> notes_;
 };
 
 }  // namespace strata::bench

@@ -53,12 +53,6 @@ void RunParallel(int n, const std::function<void(int)>& fn) {
   if (first) std::rethrow_exception(first);
 }
 
-std::string SizeLabel(uint64_t bytes) {
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
-    return std::to_string(bytes >> 30) + " GiB";
-  return std::to_string(bytes >> 20) + " MiB";
-}
-
 std::string CountLabel(int n) {
   if (n >= 1'000'000 && n % 1'000'000 == 0) return std::to_string(n / 1'000'000) + "M";
   if (n >= 1000 && n % 1000 == 0) return std::to_string(n / 1000) + "k";
@@ -67,12 +61,6 @@ std::string CountLabel(int n) {
 
 void ThrowIfNotImplemented(const S3Response& resp) {
   if (resp.status == 501) throw NotImplementedError("multipart not implemented");
-}
-
-void EnsureBucket(const Target& target, const std::string& bucket) {
-  S3Response resp = target.NewClient()->Send({"PUT", "/" + bucket}, "");
-  if (resp.status == 409 && XmlElement(resp.body, "Code") == "BucketAlreadyOwnedByYou") return;
-  ExpectStatus(resp, 200, "CreateBucket " + bucket);
 }
 
 // PUTs objects 0..count-1 (key_of(i), body_of(i)) from `concurrency`
@@ -117,29 +105,6 @@ void PopulateKeys(const Target& target, const std::string& bucket, int count, in
   if (progress.joinable()) progress.join();
   std::fprintf(stderr, "[s3bench] created %d keys in %s in %.1f s\n", count, bucket.c_str(),
                NowSeconds() - start_s);
-}
-
-// Writes n pattern bytes starting at stream offset `offset`, 1 MiB at a time.
-BodyWriter PatternBody(uint64_t offset, uint64_t n) {
-  return [offset, n](Socket& socket) {
-    for (uint64_t done = 0; done < n;) {
-      size_t step = static_cast<size_t>(std::min<uint64_t>(n - done, Pattern::kMaxSlice));
-      std::string_view slice = SharedPattern().Slice(offset + done, step);
-      socket.WriteAll(slice.data(), slice.size());
-      done += step;
-    }
-  };
-}
-
-// A sink that checks arriving bytes against the pattern from `offset` and
-// counts them in *received.
-BodySink VerifyingSink(uint64_t offset, uint64_t* received) {
-  return [offset, received](const char* data, size_t n) {
-    if (!SharedPattern().Matches(offset + *received, data, n)) {
-      throw BenchError("GET data mismatch at object offset " + std::to_string(offset + *received));
-    }
-    *received += n;
-  };
 }
 
 // GETs [offset, offset + length) of the large object (a Range request unless
@@ -267,6 +232,43 @@ Operation ListWorker(const Target& target, const std::string& bucket, int count,
 }
 
 }  // namespace
+
+// ---- shared with ec_cases.cc ------------------------------------------------
+
+std::string SizeLabel(uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
+void EnsureBucket(const Target& target, const std::string& bucket) {
+  S3Response resp = target.NewClient()->Send({"PUT", "/" + bucket}, "");
+  if (resp.status == 409 && XmlElement(resp.body, "Code") == "BucketAlreadyOwnedByYou") return;
+  ExpectStatus(resp, 200, "CreateBucket " + bucket);
+}
+
+// Writes n pattern bytes starting at stream offset `offset`, 1 MiB at a time.
+BodyWriter PatternBody(uint64_t offset, uint64_t n) {
+  return [offset, n](Socket& socket) {
+    for (uint64_t done = 0; done < n;) {
+      size_t step = static_cast<size_t>(std::min<uint64_t>(n - done, Pattern::kMaxSlice));
+      std::string_view slice = SharedPattern().Slice(offset + done, step);
+      socket.WriteAll(slice.data(), slice.size());
+      done += step;
+    }
+  };
+}
+
+// A sink that checks arriving bytes against the pattern from `offset` and
+// counts them in *received.
+BodySink VerifyingSink(uint64_t offset, uint64_t* received) {
+  return [offset, received](const char* data, size_t n) {
+    if (!SharedPattern().Matches(offset + *received, data, n)) {
+      throw BenchError("GET data mismatch at object offset " + std::to_string(offset + *received));
+    }
+    *received += n;
+  };
+}
 
 // ---- 4 KiB ----------------------------------------------------------------------
 

@@ -32,8 +32,20 @@ struct CaseOptions {
   int large_streams = 8;  // parallel parts / ranges
   int list_small_keys = 10'000;
   int list_large_keys = 1'000'000;
-  int populate_concurrency = 64;  // concurrent 0-byte PUTs when creating keys
+  int populate_concurrency = 64;     // concurrent 0-byte PUTs when creating keys
+  uint64_t ec_bytes = 256ull << 20;  // object size of the erasure-coding group (ec_cases.h)
 };
+
+// Helpers shared by the S3 case groups (s3_cases.cc, ec_cases.cc).
+// "64 MiB", "1 GiB".
+std::string SizeLabel(uint64_t bytes);
+// CreateBucket, accepting BucketAlreadyOwnedByYou.
+void EnsureBucket(const Target& target, const std::string& bucket);
+// Writes n bytes of the shared pattern starting at stream offset `offset`.
+BodyWriter PatternBody(uint64_t offset, uint64_t n);
+// Checks arriving bytes against the pattern from `offset` (BenchError on a
+// mismatch) and counts them in *received.
+BodySink VerifyingSink(uint64_t offset, uint64_t* received);
 
 // 4 KiB PUT and GET at concurrency 1, 16, 64.
 void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report);

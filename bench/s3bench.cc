@@ -3,8 +3,11 @@
 // Measures, in one run on one machine, S3 figures (4 KiB PUT/GET ops/s, large
 // object PUT/GET throughput, ListObjectsV2 page latency) and the machine
 // limits they are bounded by (loopback TCP, 4 KiB request/response rate, MD5
-// on one core), and prints each S3 figure as a fraction of its limit. Every
-// figure is the median of --runs runs; the runs are printed too.
+// on one core), and prints each S3 figure as a fraction of its limit. The
+// erasure-coding group (ec_cases.h) compares a 4+2 pool of 6 drive
+// directories with the single-directory store, healthy and with 2 drives'
+// shards deleted, next to the ISA-L encode rate. Every figure is the median
+// of --runs runs; the runs are printed too.
 //
 //   s3bench [--smoke] [--endpoint http://HOST:PORT] [--strata PATH]
 //           [--duration-s S] [--runs N] [--only CASE[,CASE...]]
@@ -12,7 +15,8 @@
 // Without --endpoint it starts its own strata server (fresh temp dir, free
 // port, generated credentials) and stops it at the end. With --endpoint the
 // credentials come from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD (or
-// AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).
+// AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY). The ec group always starts its own
+// two servers (it deletes drive directories), so it is n/a with --endpoint.
 //
 // Exit status: 0 when every case ran (an operation the server lacks, HTTP 501,
 // is reported as n/a), 1 on any failed request, wrong status or wrong data, 2
@@ -30,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "ec_cases.h"
 #include "machine_limits.h"
 #include "net.h"
 #include "report.h"
@@ -41,7 +46,8 @@ namespace {
 
 constexpr char kUsage[] = R"(usage: s3bench [options]
   --smoke               seconds-long run for CI: short cases, 1 run, 64 MiB instead
-                        of 1 GiB, 1k/2k listing keys instead of 10k/1M
+                        of 1 GiB, 1k/2k listing keys instead of 10k/1M, 16 MiB
+                        instead of 256 MiB in the ec group
   --endpoint URL        benchmark a running server (http://HOST:PORT); credentials
                         from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD or AWS_ACCESS_KEY_ID/
                         AWS_SECRET_ACCESS_KEY. Default: start our own server
@@ -49,13 +55,14 @@ constexpr char kUsage[] = R"(usage: s3bench [options]
   --duration-s S        seconds per timed run (default 5; smoke 0.3)
   --runs N              runs per figure, median reported (default 3; smoke 1)
   --only CASES          comma-separated subset of: limits (= loopback,rr,md5),
-                        put4k, get4k, put_large, get_large, list
+                        put4k, get4k, put_large, get_large, list, ec
   --large-mib N         large object size in MiB (default 1024; smoke 64)
+  --ec-mib N            object size of the ec group in MiB (default 256; smoke 16)
   --list-keys A,B       keys in the two listing buckets (default 10000,1000000)
 )";
 
-const std::set<std::string> kAllCases = {"loopback", "rr",        "md5",       "put4k",
-                                         "get4k",    "put_large", "get_large", "list"};
+const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
+                                         "put_large", "get_large", "list", "ec"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
 
 struct Options {
@@ -99,6 +106,7 @@ Options ParseOptions(int argc, char** argv) {
       opt.s3.list_small_keys = 1000;
       opt.s3.list_large_keys = 2000;
       opt.s3.small_get_keys = 100;
+      opt.s3.ec_bytes = 16ull << 20;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -121,6 +129,8 @@ Options ParseOptions(int argc, char** argv) {
       opt.s3.runs = static_cast<int>(ParseNumber(flag, value()));
     } else if (flag == "--large-mib") {
       opt.s3.large_bytes = static_cast<uint64_t>(ParseNumber(flag, value())) << 20;
+    } else if (flag == "--ec-mib") {
+      opt.s3.ec_bytes = static_cast<uint64_t>(ParseNumber(flag, value())) << 20;
     } else if (flag == "--list-keys") {
       std::vector<std::string> counts = SplitCommas(value());
       if (counts.size() != 2) UsageError("--list-keys needs two counts, e.g. 10000,1000000");
@@ -230,6 +240,19 @@ void RunS3(const Options& opt, const Target& target, Report& report) {
   }
 }
 
+// The ec group: its own two servers (ec_cases.h).
+void RunEc(const Options& opt, Report& report) {
+  if (!opt.cases.count("ec")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("ec", "ec group", Unit::kBytesPerSecond);
+    row.note = "n/a (starts its own servers; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("ec setup", report, [&] { RunErasureCoding(opt.s3, binary, report); });
+}
+
 bool NeedsServer(const Options& opt) {
   for (const std::string& c : opt.cases) {
     if (kS3Cases.count(c)) return true;
@@ -260,11 +283,10 @@ int Main(int argc, char** argv) {
   double start_s = NowSeconds();
   Report report;
   RunLimits(opt, report, /*after_s3=*/false);
-  if (NeedsServer(opt)) {
-    RunS3(opt, target, report);
-    RunLimits(opt, report, /*after_s3=*/true);
-  }
-  server.reset();  // stop the server before printing, so its exit is not in the way
+  if (NeedsServer(opt)) RunS3(opt, target, report);
+  server.reset();  // stop the server before the ec group and printing
+  RunEc(opt, report);
+  if (NeedsServer(opt) || opt.cases.count("ec")) RunLimits(opt, report, /*after_s3=*/true);
 
   std::printf(
       "\ns3bench %s mode: %d run(s) per figure (median; runs listed), %.1f s per timed run, "

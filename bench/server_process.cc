@@ -72,7 +72,8 @@ bool Exited(pid_t pid, int timeout_s) {
 
 }  // namespace
 
-std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& binary) {
+std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& binary,
+                                                    const ServerOptions& options) {
   if (access(binary.c_str(), X_OK) != 0)
     throw BenchError("strata binary not executable: " + binary);
   std::unique_ptr<ServerProcess> server(new ServerProcess());
@@ -85,6 +86,16 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& binary) {
   std::vector<std::string> args = {binary,     "server",
                                    "--listen", server->host_ + ":" + std::to_string(server->port_),
                                    "--data",   server->data_dir_};
+  if (options.drives > 0) {
+    std::string list;
+    for (int i = 1; i <= options.drives; ++i) {
+      server->drive_dirs_.push_back(server->temp_dir_ + "/drive" + std::to_string(i));
+      if (!list.empty()) list += ",";
+      list += server->drive_dirs_.back();
+    }
+    args.insert(args.end(), {"--drives", list});
+  }
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<std::string> env = ServerEnvironment(server->credentials_);
   std::string log_path = server->temp_dir_ + "/server.log";
 

@@ -75,7 +75,11 @@ const std::string& ObjectWriter::Md5() {
 Result<ObjectRecord> ObjectWriter::Commit(
     std::function<Status(const std::optional<ObjectRecord>&)> check) {
   if (done_) return Internal("commit twice");
-  if (!upload_id_.empty() && !file_) RETURN_IF_ERROR(SpillToFile());  // an empty part
+  // An empty part, or an empty object on a store that keeps nothing inline:
+  // they get data files too (the drives must describe every object).
+  if (!file_ && (!upload_id_.empty() || engine_->data_->inline_max_bytes() == 0)) {
+    RETURN_IF_ERROR(SpillToFile());
+  }
   ObjectRecord rec;
   rec.size_bytes = size_bytes_;
   rec.etag = HexEncode(Md5());

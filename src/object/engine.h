@@ -204,6 +204,8 @@ class ObjectEngine {
                                         const ListUploadsParams& params);
 
   int64_t NowNs() const;
+  // The data id of a bucket's marker on a self-describing store.
+  static std::string BucketMarkerId(const std::string& name);
 
  private:
   friend class ObjectWriter;
@@ -236,7 +238,6 @@ class ObjectEngine {
   // A store that keeps nothing inline is self-describing: bucket markers and
   // multipart manifests are written to it so rebuild-index can recover all.
   bool SelfDescribing() const;
-  static std::string BucketMarkerId(const std::string& name);
 
   storage::DataStore* data_;
   meta::KvStore* kv_;

@@ -54,6 +54,11 @@ std::pair<int, std::string> ServerAdminApi::Handle(
     if (!bucket || !key) return JsonError(400, "heal-object needs bucket and key");
     return HealObject(*bucket, *key);
   }
+  if (action == "heal-bucket" && method == "POST") {
+    const std::string* bucket = q("bucket");
+    if (!bucket) return JsonError(400, "heal-bucket needs bucket");
+    return HealBucket(*bucket);
+  }
   return JsonError(404, "unknown admin action " + method + " " + action);
 }
 
@@ -97,6 +102,23 @@ std::pair<int, std::string> ServerAdminApi::HealObject(const std::string& bucket
   return {200, "{\"shards_rebuilt\":" + std::to_string(rebuilt) +
                    ",\"unrecoverable\":" + (unrecoverable ? "true" : "false") +
                    ",\"errors\":" + JsonString(errors) + "}"};
+}
+
+// The bucket's marker (what rebuild-index restores empty buckets from).
+std::pair<int, std::string> ServerAdminApi::HealBucket(const std::string& bucket) {
+  auto rec = engine_->GetBucket(bucket);
+  if (!rec.ok()) {
+    return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
+  }
+  if (!store_) return {200, "{\"shards_rebuilt\":0,\"unrecoverable\":false,\"errors\":\"\"}"};
+  auto r = store_->Heal(object::ObjectEngine::BucketMarkerId(bucket));
+  if (!r.ok()) {
+    return {200, "{\"shards_rebuilt\":0,\"unrecoverable\":false,\"errors\":" +
+                     JsonString(r.status().ToString()) + "}"};
+  }
+  return {200, "{\"shards_rebuilt\":" + std::to_string(r->shards_rebuilt) +
+                   ",\"unrecoverable\":" + (r->unrecoverable ? "true" : "false") +
+                   ",\"errors\":\"\"}"};
 }
 
 std::pair<int, std::string> ServerAdminApi::HealStatus() {

@@ -1,6 +1,7 @@
 // The server's implementation of s3::AdminApi (/_strata/admin/<action>):
 //   GET  drives                      drive states of the pool (JSON)
 //   POST heal-object?bucket=&key=    verify every shard of one object, rebuild what is bad
+//   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
 #pragma once
 
@@ -25,6 +26,7 @@ class ServerAdminApi : public s3::AdminApi {
  private:
   std::pair<int, std::string> Drives();
   std::pair<int, std::string> HealObject(const std::string& bucket, const std::string& key);
+  std::pair<int, std::string> HealBucket(const std::string& bucket);
   std::pair<int, std::string> HealStatus();
 
   object::ObjectEngine* engine_;

@@ -243,6 +243,15 @@ int AdminHealCommand(const std::vector<std::string>& args) {
   }
   uint64_t scanned = 0, rebuilt = 0, unrecoverable = 0, errors = 0;
   for (const std::string& bucket : buckets) {
+    if (prefix.empty()) {  // the bucket's own marker first
+      auto h = client.Send("POST", "/_strata/admin/heal-bucket", "bucket=" + UriEncode(bucket, true));
+      if (!h || h->status != 200) {
+        ++errors;
+      } else {
+        rebuilt += std::strtoull(JsonField(h->body, "shards_rebuilt").c_str(), nullptr, 10);
+        unrecoverable += JsonField(h->body, "unrecoverable") == "true";
+      }
+    }
     std::string token;
     bool more = true;
     while (more) {

@@ -31,6 +31,17 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
       long port = std::strtol(v->c_str() + colon + 1, &end, 10);
       if (*end != '\0' || port < 0 || port > 65535) return "bad port in --listen " + *v;
       c.listen_port = static_cast<int>(port);
+    } else if (a == "--kv-listen") {
+      if (!(v = value())) return "--kv-listen needs HOST:PORT or off";
+      c.kv_listen_explicit = true;
+      c.kv_listen_port = -1;
+      if (*v == "off") continue;
+      size_t colon = v->rfind(':');
+      char* end = nullptr;
+      long port = colon == std::string::npos ? -1 : std::strtol(v->c_str() + colon + 1, &end, 10);
+      if (port < 0 || port > 65535 || *end != '\0') return "bad --kv-listen " + *v;
+      c.kv_listen_host = v->substr(0, colon);
+      c.kv_listen_port = static_cast<int>(port);
     } else if (a == "--data") {
       if (!(v = value())) return "--data needs a directory";
       c.data_dir = *v;

@@ -20,6 +20,11 @@ struct Config {
   int ec_m = -1;  // -1: default
   int scrub_interval_s = 24 * 3600;
   int checkpoint_interval_s = 600;  // RocksDB checkpoint onto drives
+  // KV-cache listener (--kv-listen HOST:PORT | off); port -1: off. Failing to
+  // listen on the default address only logs; on an explicit one it is fatal.
+  std::string kv_listen_host = "127.0.0.1";
+  int kv_listen_port = 9100;
+  bool kv_listen_explicit = false;
 };
 
 // Parses argv after the "server" word; returns the config or an error text.

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "http/server.h"
 #include "io/file_system.h"
+#include "kvcache/server.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
@@ -31,7 +32,7 @@ constexpr char kUsage[] =
     "usage:\n"
     "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
     "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
-    "                [--checkpoint-interval-s S]\n"
+    "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off]\n"
     "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
     "      generated on first start and kept in DIR/root-credentials.\n"
     "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
@@ -165,12 +166,27 @@ int RunServer(const std::vector<std::string>& args) {
   std::printf("  access key: %s\n  secret key: %s%s\n", root.access_key.c_str(),
               root.secret_key.c_str(),
               root.generated ? "   (generated; kept in DATA/root-credentials)" : "");
+  std::unique_ptr<kvcache::Server> kv;  // the KV-cache tier: same credentials and engine
+  if (cfg.kv_listen_port >= 0) {
+    auto started = kvcache::Server::Start(engine->get(), secrets,
+                                          {.host = cfg.kv_listen_host,
+                                           .port = static_cast<uint16_t>(cfg.kv_listen_port),
+                                           .region = cfg.region});
+    if (started.ok()) {
+      kv = std::move(started).value();
+      std::printf("  kv-cache:   %s:%d\n", cfg.kv_listen_host.c_str(), kv->port());
+    } else {
+      STRATA_LOG("kv-cache tier off: %s", started.status().ToString().c_str());
+      if (cfg.kv_listen_explicit) return 1;
+    }
+  }
   std::fflush(stdout);
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
   STRATA_LOG("signal %d: shutting down", sig);
   (*server)->Stop();
+  if (kv) kv->Stop();
   if (healer) healer->Stop();
   if (checkpointer) checkpointer->Stop();
   return 0;

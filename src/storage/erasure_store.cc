@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "common/checksum.h"
 #include "common/encoding.h"
 #include "common/log.h"
 #include "ec/erasure_code.h"
@@ -203,9 +204,18 @@ class ErasureReader : public DataReader {
   std::vector<Fault> fault_;
   std::vector<std::string> why_;
   bool heal_reported_ = false;
+  std::unique_ptr<Checksummer> crc_;
 };
 
 // ---------------------------------------------------------------- store
+
+Status WriteFormat(io::FileSystem* fs, const std::string& drive, const DriveFormat& format);
+struct FoundFormat {
+  enum Kind { kAbsent, kBlank, kFormatted, kBroken } kind = kBlank;
+  DriveFormat format;
+  std::string why;
+};
+FoundFormat ReadFormat(io::FileSystem* fs, const std::string& drive);
 
 class ErasureStoreImpl final : public ErasureDataStore {
  public:
@@ -251,13 +261,22 @@ class ErasureStoreImpl final : public ErasureDataStore {
     return ShardDir(i, id) + "/" + id;
   }
 
-  // Creates a shard file; recreates its directory if someone removed it.
+  // Creates a shard file; recreates its shard sub-directory if someone
+  // removed it, but never the drive itself: a drive whose format file is gone
+  // was removed or unmounted, and writing there would fill the parent
+  // filesystem with shards no restart would find.
   Result<std::unique_ptr<io::WritableFile>> NewShardFile(int i, const std::string& path) {
     auto file = fs_->NewWritableFile(path);
     if (file.ok() || file.status().code() != Code::kNotFound) return file;
+    if (!fs_->FileExists(drives_[i].path + "/format")) RETURN_IF_ERROR(ReformatWiped(i));
     RETURN_IF_ERROR(fs_->CreateDirs(path.substr(0, path.rfind('/'))));
     return fs_->NewWritableFile(path);
   }
+
+  // A drive wiped while the server runs (its directory is there, empty) is
+  // formatted again at its position, as Open does, so heal can refill it. A
+  // drive whose directory is gone was removed or unmounted: never recreated.
+  Status ReformatWiped(int i);
 
   void ReportHeal(const std::string& id) {
     std::function<void(const std::string&)> cb;
@@ -391,6 +410,7 @@ class ErasureStoreImpl final : public ErasureDataStore {
   size_t block_;
   std::unique_ptr<ec::ErasureCode> code_;
   std::mutex cb_mu_;
+  std::mutex reformat_mu_;
   std::function<void(const std::string&)> heal_cb_;
   std::mutex id_locks_[kIdLocks];
 };
@@ -657,13 +677,26 @@ bool ErasureReader::ReadDirect(uint64_t s, int i, uint32_t len, char* dst) {
   ShardSlot& slot = slots_[i];
   if (!store_->CheckHeader(slot, i, id_)) return false;
   uint64_t off = slot.header_len + layout_.BlockOffset(s);
-  auto n = slot.file->ReadAt(off, dst, len);
-  char crc[kBlockCrcBytes];
-  if (n.ok() && *n == len) {
-    auto c = slot.file->ReadAt(off + len, crc, kBlockCrcBytes);
-    if (c.ok() && *c == kBlockCrcBytes && Crc32c(dst, len) == DecodeFixed32LE(crc)) return true;
+  // Read in slices and checksum each while it is still in the CPU cache:
+  // verification then costs little next to the copy from the page cache.
+  constexpr uint32_t kSlice = 128 * 1024;
+  if (!crc_) crc_ = Checksummer::Create(ChecksumAlgorithm::kCrc32c);
+  for (uint32_t done = 0; done < len;) {
+    uint32_t want = std::min(kSlice, len - done);
+    auto n = slot.file->ReadAt(off + done, dst + done, want);
+    if (!n.ok() || *n != want) {
+      crc_->Final();  // reset
+      return false;  // the slow path re-reads it and records why
+    }
+    crc_->Update(dst + done, want);
+    done += want;
   }
-  return false;  // the slow path re-reads it and records why
+  std::string raw = crc_->Final();
+  uint32_t got = 0;
+  for (unsigned char c : raw) got = got << 8 | c;
+  char crc[kBlockCrcBytes];
+  auto c = slot.file->ReadAt(off + len, crc, kBlockCrcBytes);
+  return c.ok() && *c == kBlockCrcBytes && got == DecodeFixed32LE(crc);
 }
 
 void ErasureReader::ReadBlockToCache(int i) {
@@ -812,6 +845,24 @@ Status ErasureStoreImpl::Remove(const std::string& id) {
   return Status::OK();
 }
 
+Status ErasureStoreImpl::ReformatWiped(int i) {
+  std::lock_guard lock(reformat_mu_);
+  const std::string& path = drives_[i].path;
+  if (fs_->FileExists(path + "/format")) return Status::OK();  // another thread did it
+  if (!fs_->FileExists(path)) return Unavailable("drive " + path + " is gone (directory missing)");
+  for (int j = 0; j < drive_count(); ++j) {
+    if (j == i) continue;
+    FoundFormat f = ReadFormat(fs_, drives_[j].path);
+    if (f.kind != FoundFormat::kFormatted) continue;
+    DriveFormat format = f.format;
+    format.position = static_cast<uint32_t>(i);
+    format.drive_id = RandomHex(16);
+    STRATA_LOG("drive %s was wiped: formatting it again at position %d", path.c_str(), i);
+    return WriteFormat(fs_, path, format);
+  }
+  return Unavailable("drive " + path + " lost its format and no other drive has one");
+}
+
 std::vector<DriveInfo> ErasureStoreImpl::Drives() {
   std::vector<DriveInfo> out;
   for (const Drive& d : drives_) {
@@ -820,7 +871,11 @@ std::vector<DriveInfo> ErasureStoreImpl::Drives() {
     info.position = d.position;
     info.state = d.state;
     info.detail = d.detail;
-    if (d.online()) {
+    if (d.online() && !fs_->FileExists(d.path + "/format")) {  // removed while running
+      info.state = DriveState::kMissing;
+      info.detail = "format file gone (drive removed or unmounted?)";
+    }
+    if (info.state == DriveState::kOnline) {
       auto subdirs = fs_->ListDir(d.path + "/shards");
       if (subdirs.ok()) {
         for (const std::string& sub : *subdirs) {
@@ -1022,7 +1077,11 @@ Result<HealResult> ErasureStoreImpl::Heal(const std::string& id) {
       return result;
     }
     for (int i = 0; i < n; ++i) ptrs[i] = buf[i].data();
-    RETURN_IF_ERROR(code_->Reconstruct(len, ptrs.data(), present));
+    Status st = code_->Reconstruct(len, ptrs.data(), present);
+    if (!st.ok()) {
+      abandon();
+      return st;
+    }
     for (Target& t : targets) {
       if (!t.st.ok()) continue;
       std::string crc;
@@ -1053,11 +1112,7 @@ Result<HealResult> ErasureStoreImpl::Heal(const std::string& id) {
 
 // ---------------------------------------------------------------- open / format
 
-struct FoundFormat {
-  enum Kind { kAbsent, kBlank, kFormatted, kBroken } kind = kBlank;
-  DriveFormat format;
-  std::string why;
-};
+
 
 FoundFormat ReadFormat(io::FileSystem* fs, const std::string& drive) {
   FoundFormat out;
@@ -1253,6 +1308,15 @@ Result<std::unique_ptr<ErasureDataStore>> ErasureDataStore::Open(io::FileSystem*
       continue;
     }
     if (f.kind == FoundFormat::kAbsent) {
+      if (first_formatted >= 0) {
+        // An existing pool's drive directory is gone: an unmounted disk
+        // (creating it would write into the parent file system) or a
+        // deleted one. The operator recreates it empty to replace the drive.
+        d.state = DriveState::kMissing;
+        d.detail = "drive directory does not exist (unmounted or removed? create it empty to "
+                   "replace the drive; it is then formatted and refilled by heal)";
+        continue;
+      }
       Status st = fs->CreateDirs(d.path);
       if (!st.ok()) {
         d.state = DriveState::kMissing;

@@ -8,7 +8,12 @@
 // Reads use the data shards only while they are healthy; a missing,
 // unreadable or corrupt block is rebuilt from any k, the correct bytes are
 // served, and the id is reported to the heal callback. Writes need a quorum
-// of k+1 shards (k when m == 0) durably written; fewer -> Unavailable.
+// of k+1 shards (k when m == 0) durably written; fewer -> Unavailable
+// (ResourceExhausted when a drive was full). A write acknowledged with w < k+m
+// shards survives w-k further drive losses (not m) until healed, so it is
+// reported to the heal callback at once; see docs/formats/shard-file.md.
+// The pool opens with >= k drives online; below the write quorum it is
+// read-only (docs/formats/drive-format.md).
 #pragma once
 
 #include <cstdint>
@@ -65,12 +70,14 @@ class ErasureDataStore : public DataStore {
   virtual int m() const = 0;
   virtual std::vector<DriveInfo> Drives() = 0;
 
-  // Called (from the reading thread) with the id of data that needed
-  // reconstruction; the engine queues it for healing.
+  // Called (from the reading or writing thread) with the id of data that
+  // needed reconstruction, had a shard file missing, or was written with
+  // fewer than k+m shards; the engine queues it for healing. Must not call
+  // back into this reader/writer.
   virtual void SetHealCallback(std::function<void(const std::string& id)> callback) = 0;
 
   // Verifies every block of every shard of `id`; rewrites missing/corrupt
-  // shards from the healthy ones.
+  // shards from the healthy ones. NotFound if no drive has a shard of `id`.
   virtual Result<HealResult> Heal(const std::string& id) = 0;
   // Lists every data id that has at least one shard on some drive.
   virtual Result<std::vector<std::string>> ListIds() = 0;

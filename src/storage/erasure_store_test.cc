@@ -489,9 +489,9 @@ TEST_P(ErasureStoreTest, SmallShardTornAtEveryOffset) {
   const std::string data = Pattern(10, 77);
   const int appends = 4;  // header, block, crc, footer
   int next = 0;
-  for (int drive = 0; drive < g_.n; ++drive) {
+  for (int drive : std::set<int>{0, g_.n - 1}) {  // a data shard and a parity shard
     for (int skip = 0; skip < appends; ++skip) {
-      for (long torn = 0; torn < 80; ++torn) {
+      for (long torn = 0; torn < (skip == 0 ? 120 : 40); ++torn) {  // header ~100 bytes
         std::string id = Id(++next);
         fault_->AddRule({io::FaultOp::kAppend, "/d" + std::to_string(drive) + "/",
                          IOError("torn"), skip, 1, torn});
@@ -753,16 +753,16 @@ TEST_P(ErasureStoreTest, MissingDriveKeepsServingWithQuorum) {
   if (g_.m == 0) GTEST_SKIP();
   const std::string data = Pattern(3 * stripe() + 2, 1);
   ASSERT_TRUE(Write(Id(1), data).ok());
-  // Drive 0 disappears and cannot be recreated (an unmounted disk).
+  // Drive 0's directory is gone (an unmounted disk): it is not recreated.
   auto missing = drives_;
   missing[0] = "/gone/d0";
-  fault_->AddRule({io::FaultOp::kCreateDirs, "/gone/", IOError("EACCES"), 0, -1, -1});
   PoolOptions o = Options();
   o.drives = missing;
   ASSERT_TRUE(Reopen(o).ok());
   auto drives = store_->Drives();
   EXPECT_EQ(drives[0].state, DriveState::kMissing);
-  EXPECT_FALSE(drives[0].detail.empty());
+  EXPECT_NE(drives[0].detail.find("does not exist"), std::string::npos) << drives[0].detail;
+  EXPECT_FALSE(mem_->FileExists("/gone/d0"));
   auto got = Read(Id(1), data.size());
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(*got == data);
@@ -794,6 +794,27 @@ TEST_P(ErasureStoreTest, MissingDriveKeepsServingWithQuorum) {
   st = Reopen(o);
   EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
   EXPECT_NE(st.message().find("/gone/d0"), std::string::npos);
+}
+
+TEST_P(ErasureStoreTest, ReplacedDriveIsFormattedAndRefilled) {
+  if (g_.m == 0) GTEST_SKIP();
+  const std::string data = Pattern(3 * stripe() + 2, 1);
+  ASSERT_TRUE(Write(Id(1), data).ok());
+  PoolOptions o = Options();
+  o.drives[0] = "/new/d0";  // drive 0 died; a new, empty one takes its place
+  ASSERT_TRUE(Reopen(o).ok());
+  EXPECT_EQ(store_->Drives()[0].state, DriveState::kMissing);
+  ASSERT_TRUE(mem_->CreateDirs("/new/d0").ok());
+  ASSERT_TRUE(Reopen(o).ok());
+  EXPECT_EQ(store_->Drives()[0].state, DriveState::kOnline);
+  auto heal = store_->Heal(Id(1));
+  ASSERT_TRUE(heal.ok());
+  EXPECT_EQ(heal->shards_rebuilt, 1);
+  EXPECT_TRUE(mem_->FileExists("/new/d0/shards/" + Id(1).substr(0, 2) + "/" + Id(1)));
+  for (int d = 1; d <= g_.m; ++d) RemoveShard(d, Id(1));
+  auto got = Read(Id(1), data.size());
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == data);
 }
 
 TEST_P(ErasureStoreTest, ConcurrentReadersAndWriters) {

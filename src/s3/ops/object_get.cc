@@ -198,10 +198,20 @@ OpResult GetObject(OpContext& ctx, bool head) {
                                           std::to_string(rec.size_bytes));
     }
   }
+  // The first piece is read before answering, so a read failure (too few
+  // good shards, disk error) is still an S3 error (500/503), not a cut stream.
+  std::unique_ptr<char[]> buf;
+  size_t first_n = 0;
+  if (!head && length > 0) {
+    buf = std::make_unique<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
+    auto n = (*reader)->ReadAt(first, buf.get(), std::min<uint64_t>(kGetBufferBytes, length));
+    if (!n.ok()) return FromStatus(n.status());
+    if (*n == 0) return MakeError(ErrorCode::kInternalError, "object data ended early");
+    first_n = *n;
+  }
   if (!ctx.out.Start(status, h, length, !head).ok() || head || length == 0) return std::nullopt;
-
-  auto buf = std::make_unique<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
-  uint64_t offset = first, end = first + length;
+  if (!ctx.out.Write(std::string_view(buf.get(), first_n)).ok()) return std::nullopt;
+  uint64_t offset = first + first_n, end = first + length;
   while (offset < end) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(kGetBufferBytes, end - offset));
     auto n = (*reader)->ReadAt(offset, buf.get(), want);

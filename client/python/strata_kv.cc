@@ -1,0 +1,465 @@
+// Python binding of the KV-cache client: module `strata_kv`.
+//
+//   c = strata_kv.Client("127.0.0.1", 9100, access_key, secret_key)
+//   ns = c.open_namespace(model_id="m", weights_fingerprint="w", kv_dtype="float16",
+//                         kv_layout="NHD", tokens_per_block=16, block_bytes=1 << 20)
+//   hits = c.lookup(ns, [k0, k1, ...])                 # leading stored keys
+//   st = c.get_into(ns, keys, [arr0, arr1, ...])        # filled in place
+//   st = c.put(ns, keys, parents, [arr0, arr1, ...])    # sent from the arrays
+//
+// Buffers are any C-contiguous buffer-protocol objects (numpy arrays,
+// memoryview slices, bytearray; bytes for put) or CPU torch tensors (any dtype,
+// via data_ptr()); no copy is made on either path, and the GIL is released
+// during the network I/O. Failures of a whole call raise strata_kv.Error
+// (attributes .code, .code_name); per-key outcomes are status ints
+// (strata_kv.OK, NOT_FOUND, EXISTS, ...).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcache/proto/frame.h"
+#include "strata/kv_client.h"
+
+namespace py = pybind11;
+using strata::kv::GetItem;
+using strata::kv::KeyView;
+using strata::kv::KvClient;
+using strata::kv::KvCode;
+using strata::kv::KvStatus;
+using strata::kv::PutItem;
+
+namespace {
+
+// strata_kv.Error; never released (a static py::object would be decref'd
+// after the interpreter has gone).
+PyObject* g_error = nullptr;
+
+[[noreturn]] void Raise(const KvStatus& s) {
+  py::object type = py::reinterpret_borrow<py::object>(g_error);
+  py::object exc = type(s.ToString());
+  exc.attr("code") = static_cast<int>(s.code());
+  exc.attr("code_name") = strata::kv::KvCodeName(s.code());
+  PyErr_SetObject(g_error, exc.ptr());
+  throw py::error_already_set();
+}
+
+void Check(const KvStatus& s) {
+  if (!s.ok()) Raise(s);
+}
+
+// A caller's memory region, held for the duration of one call. Buffer
+// protocol first; otherwise a CPU torch tensor through data_ptr(). Must be
+// released with the GIL held (the destructor runs PyBuffer_Release).
+class Region {
+ public:
+  Region(py::handle obj, bool writable) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_CheckBuffer(obj.ptr())) {
+      if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw py::error_already_set();
+      has_view_ = true;
+      data_ = view_.buf;
+      size_ = static_cast<uint64_t>(view_.len);
+      return;
+    }
+    if (py::hasattr(obj, "data_ptr") && py::hasattr(obj, "element_size")) {
+      if (py::str(obj.attr("device").attr("type")).cast<std::string>() != "cpu") {
+        throw py::type_error("strata_kv: only CPU tensors can be read into or sent from");
+      }
+      if (!obj.attr("is_contiguous")().cast<bool>()) {
+        throw py::type_error("strata_kv: tensor is not contiguous");
+      }
+      keep_ = py::reinterpret_borrow<py::object>(obj);
+      data_ = reinterpret_cast<void*>(obj.attr("data_ptr")().cast<uintptr_t>());
+      size_ = obj.attr("numel")().cast<uint64_t>() * obj.attr("element_size")().cast<uint64_t>();
+      return;
+    }
+    throw py::type_error(std::string("strata_kv: expected a buffer or a CPU tensor, got ") +
+                         std::string(py::str(obj.get_type().attr("__name__"))));
+  }
+  ~Region() {
+    if (has_view_) PyBuffer_Release(&view_);
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  void* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  Py_buffer view_{};
+  bool has_view_ = false;
+  py::object keep_;
+  void* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// Keys are copied (16..32 bytes each); block data never is.
+std::vector<std::string> KeyList(py::handle seq, const char* what) {
+  std::vector<std::string> out;
+  for (py::handle k : seq) {
+    if (k.is_none()) {
+      out.emplace_back();
+      continue;
+    }
+    if (PyBytes_Check(k.ptr())) {
+      out.emplace_back(PyBytes_AS_STRING(k.ptr()), PyBytes_GET_SIZE(k.ptr()));
+    } else if (PyObject_CheckBuffer(k.ptr())) {
+      Py_buffer v;
+      if (PyObject_GetBuffer(k.ptr(), &v, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+      out.emplace_back(static_cast<const char*>(v.buf), v.len);
+      PyBuffer_Release(&v);
+    } else {
+      throw py::type_error(std::string("strata_kv: ") + what + " must be bytes");
+    }
+  }
+  return out;
+}
+
+std::vector<KeyView> Views(const std::vector<std::string>& keys) {
+  return std::vector<KeyView>(keys.begin(), keys.end());
+}
+
+struct Namespace {
+  uint64_t handle = 0;
+  py::bytes digest;
+  std::string bucket;
+  uint64_t block_bytes = 0;
+  py::dict descriptor;
+};
+
+uint64_t Handle(py::handle ns) {
+  if (py::isinstance<Namespace>(ns)) return ns.cast<const Namespace&>().handle;
+  return ns.cast<uint64_t>();
+}
+
+py::list StatusList(const std::vector<KvCode>& codes) {
+  py::list out;
+  for (KvCode c : codes) out.append(static_cast<int>(c));
+  return out;
+}
+
+class Client {
+ public:
+  Client(const std::string& host, uint16_t port, const std::string& access_key,
+         const std::string& secret_key, uint32_t timeout_ms) {
+    strata::kv::ConnectOptions o;
+    o.host = host;
+    o.port = port;
+    o.access_key = access_key;
+    o.secret_key = secret_key;
+    o.timeout_ms = timeout_ms;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = KvClient::Connect(o, &client_);
+    }
+    Check(s);
+  }
+
+  KvClient& c() {
+    if (!client_) Raise(KvStatus(KvCode::kClosed, "client is closed"));
+    return *client_;
+  }
+
+  void Ping() {
+    KvClient& cl = c();
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Ping();
+    }
+    Check(s);
+  }
+
+  Namespace Open(py::kwargs fields) {
+    strata::kv::NamespaceDescriptor d;
+    py::dict used;
+    for (auto [k, v] : fields) {
+      std::string key = py::str(k);
+      used[k] = v;
+      if (key == "model_id")
+        d.model_id = v.cast<std::string>();
+      else if (key == "weights_fingerprint")
+        d.weights_fingerprint = v.cast<std::string>();
+      else if (key == "kv_dtype")
+        d.kv_dtype = v.cast<std::string>();
+      else if (key == "kv_layout")
+        d.kv_layout = v.cast<std::string>();
+      else if (key == "tokens_per_block")
+        d.tokens_per_block = v.cast<uint32_t>();
+      else if (key == "block_bytes")
+        d.block_bytes = v.cast<uint64_t>();
+      else if (key == "tp_size")
+        d.tp_size = v.cast<uint16_t>();
+      else if (key == "tp_rank")
+        d.tp_rank = v.cast<uint16_t>();
+      else if (key == "pp_size")
+        d.pp_size = v.cast<uint16_t>();
+      else if (key == "pp_rank")
+        d.pp_rank = v.cast<uint16_t>();
+      else if (key == "hash_algorithm")
+        d.hash_algorithm = v.cast<std::string>();
+      else if (key == "hash_seed")
+        d.hash_seed = v.cast<uint64_t>();
+      else if (key == "tenant_salt")
+        d.tenant_salt = v.cast<std::string>();
+      else if (key == "quota_bytes")
+        d.quota_bytes = v.cast<uint64_t>();
+      else if (key == "ttl_s")
+        d.ttl_s = v.cast<uint32_t>();
+      // A misspelt identity field must not silently fall back to a default.
+      else
+        throw py::type_error("open_namespace: unknown field '" + key + "'");
+    }
+    KvClient& cl = c();
+    strata::kv::NamespaceInfo info;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.OpenNamespace(d, &info);
+    }
+    Check(s);
+    Namespace ns;
+    ns.handle = info.handle;
+    ns.digest = py::bytes(reinterpret_cast<const char*>(info.digest.data()), info.digest.size());
+    ns.bucket = info.bucket;
+    ns.block_bytes = d.block_bytes;
+    ns.descriptor = used;
+    return ns;
+  }
+
+  uint32_t Lookup(py::handle ns, py::iterable keys) {
+    uint64_t h = Handle(ns);
+    auto k = KeyList(keys, "keys");
+    auto v = Views(k);
+    KvClient& cl = c();
+    uint32_t hits = 0;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Lookup(h, v, &hits);
+    }
+    Check(s);
+    return hits;
+  }
+
+  py::object GetInto(py::handle ns, py::sequence keys, py::sequence buffers, py::object offsets,
+                     py::object lengths, bool with_lengths) {
+    uint64_t h = Handle(ns);
+    auto k = KeyList(keys, "keys");
+    size_t n = k.size();
+    if (py::len(buffers) != n) throw py::value_error("get_into: len(buffers) != len(keys)");
+    if (!offsets.is_none() && py::len(offsets) != n) {
+      throw py::value_error("get_into: len(offsets) != len(keys)");
+    }
+    if (!lengths.is_none() && py::len(lengths) != n) {
+      throw py::value_error("get_into: len(lengths) != len(keys)");
+    }
+    std::vector<std::unique_ptr<Region>> regions;
+    regions.reserve(n);
+    std::vector<GetItem> items(n);
+    for (size_t i = 0; i < n; ++i) {
+      regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/true));
+      items[i].key = k[i];
+      items[i].dst = regions.back()->data();
+      items[i].dst_capacity = regions.back()->size();
+      items[i].offset = offsets.is_none() ? 0 : py::cast<uint64_t>(offsets[py::int_(i)]);
+      // Default: exactly the buffer's size (a buffer smaller than the block reads a prefix).
+      items[i].length =
+          lengths.is_none() ? items[i].dst_capacity : py::cast<uint64_t>(lengths[py::int_(i)]);
+    }
+    KvClient& cl = c();
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Get(h, items);
+    }
+    regions.clear();  // GIL held again
+    Check(s);
+    py::list st, len;
+    for (const GetItem& it : items) {
+      st.append(static_cast<int>(it.status));
+      len.append(it.bytes);
+    }
+    if (with_lengths) return py::make_tuple(st, len);
+    return st;
+  }
+
+  py::list Put(py::handle ns, py::sequence keys, py::object parents, py::sequence buffers) {
+    uint64_t h = Handle(ns);
+    auto k = KeyList(keys, "keys");
+    size_t n = k.size();
+    if (py::len(buffers) != n) throw py::value_error("put: len(buffers) != len(keys)");
+    std::vector<std::string> p;
+    if (!parents.is_none()) {
+      p = KeyList(parents, "parents");
+      if (p.size() != n) throw py::value_error("put: len(parents) != len(keys)");
+    } else {
+      p.resize(n);
+    }
+    std::vector<std::unique_ptr<Region>> regions;
+    regions.reserve(n);
+    std::vector<PutItem> items(n);
+    for (size_t i = 0; i < n; ++i) {
+      regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/false));
+      items[i].key = k[i];
+      items[i].parent = p[i];
+      items[i].data = regions.back()->data();
+      items[i].length = regions.back()->size();
+    }
+    KvClient& cl = c();
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Put(h, items);
+    }
+    regions.clear();
+    Check(s);
+    py::list st;
+    for (const PutItem& it : items) st.append(static_cast<int>(it.status));
+    return st;
+  }
+
+  template <typename Fn>
+  py::list KeysOp(py::handle ns, py::iterable keys, Fn fn) {
+    uint64_t h = Handle(ns);
+    auto k = KeyList(keys, "keys");
+    auto v = Views(k);
+    KvClient& cl = c();
+    std::vector<KvCode> codes;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = fn(cl, h, v, &codes);
+    }
+    Check(s);
+    return StatusList(codes);
+  }
+
+  py::list Delete(py::handle ns, py::iterable keys) {
+    return KeysOp(ns, keys,
+                  [](KvClient& cl, uint64_t h, const std::vector<KeyView>& v,
+                     std::vector<KvCode>* out) { return cl.Delete(h, v, out); });
+  }
+  py::list Pin(py::handle ns, py::iterable keys, uint32_t ttl_ms) {
+    return KeysOp(ns, keys,
+                  [ttl_ms](KvClient& cl, uint64_t h, const std::vector<KeyView>& v,
+                           std::vector<KvCode>* out) { return cl.Pin(h, ttl_ms, v, out); });
+  }
+  py::list Unpin(py::handle ns, py::iterable keys) {
+    return KeysOp(ns, keys,
+                  [](KvClient& cl, uint64_t h, const std::vector<KeyView>& v,
+                     std::vector<KvCode>* out) { return cl.Unpin(h, v, out); });
+  }
+
+  py::dict Stats(py::handle ns) {
+    uint64_t h = Handle(ns);
+    KvClient& cl = c();
+    strata::kv::NamespaceStats st;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Stats(h, &st);
+    }
+    Check(s);
+    py::dict d;
+    d["blocks"] = st.blocks;
+    d["bytes"] = st.bytes;
+    d["hits"] = st.hits;
+    d["misses"] = st.misses;
+    d["bytes_served"] = st.bytes_served;
+    d["bytes_requested"] = st.bytes_requested;
+    d["evictions"] = st.evictions;
+    d["lookups"] = st.lookups;
+    return d;
+  }
+
+  void Close() {
+    if (!client_) return;
+    py::gil_scoped_release nogil;  // waits for a call in flight on another thread
+    client_->Close();
+  }
+  bool connected() const { return client_ && client_->connected(); }
+
+ private:
+  std::unique_ptr<KvClient> client_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(strata_kv, m) {
+  m.doc() = "strata KV-cache client (docs/formats/kv-protocol.md)";
+  g_error = PyErr_NewExceptionWithDoc("strata_kv.Error",
+                                      "A strata KV call failed as a whole; .code is the status "
+                                      "int, .code_name its name.",
+                                      PyExc_RuntimeError, nullptr);
+  if (!g_error) throw py::error_already_set();
+  m.attr("Error") = py::reinterpret_borrow<py::object>(g_error);
+
+  for (KvCode c :
+       {KvCode::kOk, KvCode::kNotFound, KvCode::kExists, KvCode::kInvalid, KvCode::kAuthFailed,
+        KvCode::kDenied, KvCode::kTooLarge, KvCode::kUnavailable, KvCode::kInternal,
+        KvCode::kIoError, KvCode::kProtocolError, KvCode::kClosed, KvCode::kBufferTooSmall}) {
+    m.attr(strata::kv::KvCodeName(c)) = static_cast<int>(c);
+  }
+  m.def("status_name",
+        [](int code) { return std::string(strata::kv::KvCodeName(static_cast<KvCode>(code))); });
+  m.attr("MIN_KEY_BYTES") = strata::kvcache::proto::kMinKeyBytes;
+  m.attr("MAX_KEY_BYTES") = strata::kvcache::proto::kMaxKeyBytes;
+
+  py::class_<Namespace>(m, "Namespace")
+      .def_readonly("handle", &Namespace::handle)
+      .def_readonly("digest", &Namespace::digest)
+      .def_readonly("bucket", &Namespace::bucket)
+      .def_readonly("block_bytes", &Namespace::block_bytes)
+      .def_readonly("descriptor", &Namespace::descriptor)
+      .def(
+          "object_key",
+          [](const Namespace& ns, py::bytes key) {
+            // The S3 object name of a block (kv-protocol.md "Blocks are objects").
+            std::string d = ns.digest;
+            strata::Sha256Digest digest{};
+            std::copy(d.begin(), d.end(), digest.begin());
+            return strata::kvcache::proto::BlockObjectKey(digest, std::string(key));
+          },
+          py::arg("key"))
+      .def("__repr__", [](const Namespace& ns) {
+        return "<strata_kv.Namespace handle=" + std::to_string(ns.handle) + " bucket=" + ns.bucket +
+               ">";
+      });
+
+  py::class_<Client>(m, "Client")
+      .def(py::init<const std::string&, uint16_t, const std::string&, const std::string&,
+                    uint32_t>(),
+           py::arg("host"), py::arg("port"), py::arg("access_key"), py::arg("secret_key"),
+           py::arg("timeout_ms") = 60000,
+           "Connects and authenticates; raises strata_kv.Error (code AUTH_FAILED on a bad key).")
+      .def("ping", &Client::Ping)
+      .def("open_namespace", &Client::Open,
+           "open_namespace(**fields) -> Namespace. Fields: model_id, weights_fingerprint, "
+           "kv_dtype, kv_layout, tokens_per_block, block_bytes (0: any length), tp_size, tp_rank, "
+           "pp_size, pp_rank, hash_algorithm, hash_seed, tenant_salt, quota_bytes, ttl_s.")
+      .def("lookup", &Client::Lookup, py::arg("ns"), py::arg("keys"),
+           "Number of leading keys that are stored (one round trip, no side effects).")
+      .def("get_into", &Client::GetInto, py::arg("ns"), py::arg("keys"), py::arg("buffers"),
+           py::arg("offsets") = py::none(), py::arg("lengths") = py::none(),
+           py::arg("with_lengths") = false,
+           "Reads each key's block (from offsets[i], len(buffers[i]) bytes unless lengths "
+           "says otherwise; 0 = to the end) straight into buffers[i]. Returns per-key "
+           "statuses, or (statuses, byte_counts) with with_lengths=True.")
+      .def("put", &Client::Put, py::arg("ns"), py::arg("keys"), py::arg("parents"),
+           py::arg("buffers"),
+           "Stores blocks put-if-absent; parents[i] is the previous block's key (None/b'' = "
+           "chain root), parents=None makes all roots. Returns per-key statuses (OK, EXISTS, "
+           "TOO_LARGE, ...).")
+      .def("delete", &Client::Delete, py::arg("ns"), py::arg("keys"))
+      .def("pin", &Client::Pin, py::arg("ns"), py::arg("keys"), py::arg("ttl_ms") = 30000)
+      .def("unpin", &Client::Unpin, py::arg("ns"), py::arg("keys"))
+      .def("stats", &Client::Stats, py::arg("ns"))
+      .def("close", &Client::Close)
+      .def_property_readonly("connected", &Client::connected)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](Client& c, py::args) { c.Close(); });
+}

@@ -1,0 +1,136 @@
+#include "kvcache/namespace_registry.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "common/encoding.h"
+#include "common/hash.h"
+#include "common/log.h"
+
+namespace strata::kvcache {
+namespace {
+
+uint64_t RandomSeed() {
+  std::string b = RandomBytes(8);
+  uint64_t v;
+  std::memcpy(&v, b.data(), 8);
+  return v;
+}
+
+// "<64 hex digest>/<hex key>" -> digest, key. False for anything else.
+bool ParseObjectKey(const std::string& object_key, Sha256Digest* digest, std::string* key) {
+  if (object_key.size() < 65 || object_key[64] != '/') return false;
+  auto d = HexDecode(std::string_view(object_key).substr(0, 64));
+  auto k = HexDecode(std::string_view(object_key).substr(65));
+  if (!d || !k || !proto::ValidKey(*k)) return false;
+  // Only the canonical (lowercase) spelling names a block.
+  if (HexEncode(*k) != std::string_view(object_key).substr(65) ||
+      HexEncode(*d) != std::string_view(object_key).substr(0, 64)) {
+    return false;
+  }
+  std::memcpy(digest->data(), d->data(), 32);
+  *key = std::move(*k);
+  return true;
+}
+
+}  // namespace
+
+Namespace::Namespace(const Sha256Digest& digest, std::string owner, uint64_t hash_seed)
+    : index(hash_seed),
+      digest_(digest),
+      digest_hex_(proto::DigestHex(digest)),
+      bucket_(proto::NamespaceBucket(digest)),
+      owner_(std::move(owner)) {}
+
+std::string Namespace::ObjectKey(std::string_view key) const {
+  return digest_hex_ + "/" + HexEncode(key);
+}
+
+NamespaceRegistry::NamespaceRegistry(object::ObjectEngine* engine, RegistryOptions options)
+    : engine_(engine), options_(std::move(options)) {}
+
+Namespace* NamespaceRegistry::GetOrAdd(const Sha256Digest& digest, const std::string& owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = by_digest_[digest];
+  if (!slot) slot = std::make_unique<Namespace>(digest, owner, RandomSeed());
+  return slot.get();
+}
+
+std::vector<Namespace*> NamespaceRegistry::All() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Namespace*> out;
+  out.reserve(by_digest_.size());
+  for (auto& [d, ns] : by_digest_) out.push_back(ns.get());
+  return out;
+}
+
+Status NamespaceRegistry::Rebuild() {
+  ASSIGN_OR_RETURN(auto buckets, engine_->ListBuckets());
+  size_t total = 0;
+  for (const auto& [name, record] : buckets) {
+    if (name.size() != proto::kBucketPrefix.size() + 16 ||
+        !name.starts_with(proto::kBucketPrefix)) {
+      continue;
+    }
+    std::map<Sha256Digest, std::vector<BlockIndex::Restored>> found;
+    object::ListParams params;
+    params.max_keys = 1000;
+    while (true) {
+      ASSIGN_OR_RETURN(object::ListResult page, engine_->ListObjects(name, params));
+      for (const object::ListEntry& e : page.objects) {
+        Sha256Digest digest;
+        BlockIndex::Restored b;
+        // A block sits in its own namespace's bucket only.
+        if (!ParseObjectKey(e.key, &digest, &b.key) || proto::NamespaceBucket(digest) != name) {
+          continue;
+        }
+        b.length = e.record.size_bytes;
+        b.stamp = static_cast<uint64_t>(e.record.mtime_ns);
+        for (const auto& [k, v] : e.record.headers.user_metadata) {
+          if (k != kParentMetadata) continue;
+          auto parent = HexDecode(v);
+          if (parent && proto::ValidKey(*parent)) b.parent = std::move(*parent);
+        }
+        found[digest].push_back(std::move(b));
+      }
+      if (!page.is_truncated) break;
+      params.start_after = page.last_emitted;
+    }
+    for (auto& [digest, blocks] : found) {
+      total += blocks.size();
+      Namespace* ns = GetOrAdd(digest, record.owner);
+      std::lock_guard<std::mutex> lock(ns->mu);
+      ns->index.Restore(std::move(blocks));
+    }
+  }
+  if (total > 0) STRATA_LOG("kv: indexed %zu blocks from the kv-* buckets", total);
+  return Status::OK();
+}
+
+Result<Namespace*> NamespaceRegistry::Open(const proto::NamespaceDescriptor& d,
+                                           const std::string& identity) {
+  Sha256Digest digest = proto::NamespaceDigest(d);
+  std::string bucket = proto::NamespaceBucket(digest);
+  auto rec = engine_->GetBucket(bucket);
+  if (!rec.ok() && rec.status().code() == Code::kNotFound) {
+    object::BucketRecord r;
+    r.created_ns = engine_->NowNs();
+    r.region = options_.region;
+    r.owner = identity;
+    Status st = engine_->CreateBucket(bucket, r);
+    if (!st.ok() && st.code() != Code::kAlreadyExists) return st.WithContext("kv namespace bucket");
+    rec = engine_->GetBucket(bucket);
+  }
+  if (!rec.ok()) return rec.status().WithContext("kv namespace bucket");
+  if (rec->owner != identity) {
+    return PermissionDenied("namespace bucket " + bucket + " belongs to another identity");
+  }
+  Namespace* ns = GetOrAdd(digest, rec->owner);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  ns->block_bytes = d.block_bytes;
+  ns->quota_bytes = d.quota_bytes != 0 ? d.quota_bytes : options_.default_quota_bytes;
+  ns->ttl_s = d.ttl_s;
+  return ns;
+}
+
+}  // namespace strata::kvcache

@@ -1,0 +1,84 @@
+// KV namespaces: descriptor -> digest -> one bucket of ordinary objects.
+//
+// A namespace's blocks are objects "<64 hex digest>/<hex key>" in the bucket
+// "kv-<first 16 hex of the digest>" (created through the object engine on
+// first open, owned by the identity that opened it). Each block's chain parent
+// is kept in its user metadata (x-amz-meta-kv-parent: hex key), so the index
+// rebuilt at start-up from a listing of the kv-* buckets keeps the chains.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "kvcache/block_index.h"
+#include "kvcache/proto/frame.h"
+#include "object/engine.h"
+
+namespace strata::kvcache {
+
+// The user-metadata name (without x-amz-meta-) of a block's parent key (hex).
+inline constexpr std::string_view kParentMetadata = "kv-parent";
+
+class Namespace {
+ public:
+  Namespace(const Sha256Digest& digest, std::string owner, uint64_t hash_seed);
+
+  const Sha256Digest& digest() const { return digest_; }
+  const std::string& bucket() const { return bucket_; }
+  const std::string& owner() const { return owner_; }
+  // The S3 key of a block.
+  std::string ObjectKey(std::string_view key) const;
+
+  std::mutex mu;
+  // Guarded by mu:
+  BlockIndex index;
+  uint64_t block_bytes = 0;     // 0: any length (not yet opened since start-up)
+  uint64_t quota_bytes = 0;     // 0: no limit
+  uint32_t ttl_s = 0;           // idle time after which blocks expire; 0: never
+  uint64_t reserved_bytes = 0;  // PUTs admitted under the quota but not yet committed
+
+  // Counters (no lock).
+  std::atomic<uint64_t> hits{0}, misses{0}, bytes_served{0}, bytes_requested{0}, evictions{0},
+      lookups{0};
+
+ private:
+  Sha256Digest digest_;
+  std::string digest_hex_;
+  std::string bucket_;
+  std::string owner_;
+};
+
+struct RegistryOptions {
+  uint64_t default_quota_bytes = 0;  // per namespace when the descriptor says 0; 0: none
+  std::string region = "us-east-1";
+};
+
+class NamespaceRegistry {
+ public:
+  NamespaceRegistry(object::ObjectEngine* engine, RegistryOptions options);
+
+  // Start-up: indexes every block found in the kv-* buckets.
+  Status Rebuild();
+  // Opens (creating its bucket if missing) the namespace of `d` for
+  // `identity`; PermissionDenied when the bucket belongs to another identity.
+  // Quota and TTL are namespace settings: the latest open sets them.
+  Result<Namespace*> Open(const proto::NamespaceDescriptor& d, const std::string& identity);
+  // Every namespace known (opened or rebuilt); they live as long as the registry.
+  std::vector<Namespace*> All();
+
+ private:
+  Namespace* GetOrAdd(const Sha256Digest& digest, const std::string& owner);
+
+  object::ObjectEngine* engine_;
+  RegistryOptions options_;
+  std::mutex mu_;
+  std::map<Sha256Digest, std::unique_ptr<Namespace>> by_digest_;
+};
+
+}  // namespace strata::kvcache

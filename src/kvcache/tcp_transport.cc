@@ -1,0 +1,221 @@
+// TCP transport: blocking POSIX sockets, TCP_NODELAY (requests are small and
+// latency-bound), gathered writes with sendmsg (no SIGPIPE).
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "kvcache/transport.h"
+
+namespace strata::kvcache {
+
+Status Connection::ReadFull(char* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ASSIGN_OR_RETURN(size_t r, ReadSome(buf + got, n - got));
+    if (r == 0) return Aborted("connection closed by peer");
+    got += r;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+class TcpConnection : public Connection {
+ public:
+  TcpConnection(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~TcpConnection() override { ::close(fd_); }
+
+  Result<size_t> ReadSome(char* buf, size_t n) override {
+    while (true) {
+      ssize_t r = ::recv(fd_, buf, n, 0);
+      if (r >= 0) return static_cast<size_t>(r);
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "recv from " + peer_);
+    }
+  }
+
+  Status WriteAll(std::span<const std::string_view> ranges) override {
+    constexpr size_t kMaxIov = 64;
+    std::vector<iovec> iov;
+    iov.reserve(std::min(ranges.size(), kMaxIov));
+    size_t i = 0;     // next range
+    size_t skip = 0;  // bytes of ranges[i] already sent
+    while (i < ranges.size()) {
+      iov.clear();
+      for (size_t j = i; j < ranges.size() && iov.size() < kMaxIov; ++j) {
+        size_t off = j == i ? skip : 0;
+        if (ranges[j].size() == off) continue;
+        iov.push_back({const_cast<char*>(ranges[j].data()) + off, ranges[j].size() - off});
+      }
+      if (iov.empty()) break;
+      msghdr msg{};
+      msg.msg_iov = iov.data();
+      msg.msg_iovlen = iov.size();
+      ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "send to " + peer_);
+      }
+      size_t left = static_cast<size_t>(w);
+      while (i < ranges.size() && left >= ranges[i].size() - skip) {
+        left -= ranges[i].size() - skip;
+        skip = 0;
+        ++i;
+      }
+      skip += left;
+    }
+    return Status::OK();
+  }
+
+  void Shutdown() override {
+    if (!shut_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);
+  }
+  std::string peer() const override { return peer_; }
+
+ private:
+  int fd_;
+  std::string peer_;
+  std::atomic<bool> shut_{false};
+};
+
+std::string AddressText(const sockaddr* sa) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (sa->sa_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (sa->sa_family == AF_INET6) {
+    auto* in = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
+    port = ntohs(in->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+class TcpListener : public Listener {
+ public:
+  TcpListener(int fd, uint16_t port) : fd_(fd), port_(port) {}
+  ~TcpListener() override {
+    Close();
+    ::close(fd_);
+  }
+
+  Result<std::unique_ptr<Connection>> Accept() override {
+    while (true) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof(addr);
+      int c = ::accept4(fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
+      if (closed_.load()) {
+        if (c >= 0) ::close(c);
+        return Aborted("listener closed");
+      }
+      if (c >= 0) {
+        return std::unique_ptr<Connection>(
+            new TcpConnection(c, AddressText(reinterpret_cast<sockaddr*>(&addr))));
+      }
+      // Transient accept errors (peer reset before accept, fd exhaustion) must
+      // not stop the listener.
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        ::usleep(10000);
+        continue;
+      }
+      return ErrnoStatus(errno, "accept");
+    }
+  }
+
+  void Close() override {
+    if (!closed_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
+  }
+  uint16_t port() const override { return port_; }
+
+ private:
+  int fd_;
+  uint16_t port_;
+  std::atomic<bool> closed_{false};
+};
+
+Result<addrinfo*> Resolve(const std::string& host, uint16_t port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  std::string port_text = std::to_string(port);
+  const char* node = host.empty() ? nullptr : host.c_str();
+  int rc = ::getaddrinfo(node, port_text.c_str(), &hints, &res);
+  if (rc != 0) return InvalidArgument("cannot resolve " + host + ": " + gai_strerror(rc));
+  return res;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host, uint16_t port) {
+  ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, /*passive=*/true));
+  Status last = Unavailable("no address for " + host);
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      last = ErrnoStatus(errno, "socket");
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 512) != 0) {
+      last = ErrnoStatus(errno, "listen on " + host + ":" + std::to_string(port));
+      ::close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof(bound);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    uint16_t actual = bound.ss_family == AF_INET6
+                          ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                          : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    ::freeaddrinfo(res);
+    return std::unique_ptr<Listener>(new TcpListener(fd, actual));
+  }
+  ::freeaddrinfo(res);
+  return last;
+}
+
+Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t port) {
+  ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, /*passive=*/false));
+  Status last = Unavailable("no address for " + host);
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      last = ErrnoStatus(errno, "socket");
+      continue;
+    }
+    int rc;
+    do {
+      rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      last = ErrnoStatus(errno, "connect to " + host + ":" + std::to_string(port));
+      ::close(fd);
+      continue;
+    }
+    std::string peer = AddressText(ai->ai_addr);
+    ::freeaddrinfo(res);
+    return std::unique_ptr<Connection>(new TcpConnection(fd, peer));
+  }
+  ::freeaddrinfo(res);
+  return last;
+}
+
+}  // namespace strata::kvcache
