@@ -6,8 +6,11 @@
 // on one core), and prints each S3 figure as a fraction of its limit. The
 // erasure-coding group (ec_cases.h) compares a 4+2 pool of 6 drive
 // directories with the single-directory store, healthy and with 2 drives'
-// shards deleted, next to the ISA-L encode rate. Every figure is the median
-// of --runs runs; the runs are printed too.
+// shards deleted, next to the ISA-L encode rate. The KV-cache group
+// (kv_cases.h) measures the lean KV protocol (LOOKUP latency, 2 MiB block
+// GET/PUT, 64 KiB block ops/s) against the S3 path of the same server and
+// loopback TCP. Every figure is the median of --runs runs; the runs are
+// printed too.
 //
 //   s3bench [--smoke] [--endpoint http://HOST:PORT] [--strata PATH]
 //           [--duration-s S] [--runs N] [--only CASE[,CASE...]]
@@ -17,6 +20,8 @@
 // credentials come from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD (or
 // AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY). The ec group always starts its own
 // two servers (it deletes drive directories), so it is n/a with --endpoint.
+// The kv group starts its own server with a KV listener; with --endpoint it
+// needs --kv-endpoint (the same server's KV listener), else it is n/a.
 //
 // Exit status: 0 when every case ran (an operation the server lacks, HTTP 501,
 // is reported as n/a), 1 on any failed request, wrong status or wrong data, 2
@@ -35,6 +40,7 @@
 #include <vector>
 
 #include "ec_cases.h"
+#include "kv_cases.h"
 #include "machine_limits.h"
 #include "net.h"
 #include "report.h"
@@ -47,7 +53,8 @@ namespace {
 constexpr char kUsage[] = R"(usage: s3bench [options]
   --smoke               seconds-long run for CI: short cases, 1 run, 64 MiB instead
                         of 1 GiB, 1k/2k listing keys instead of 10k/1M, 16 MiB
-                        instead of 256 MiB in the ec group
+                        instead of 256 MiB in the ec group, 16/100 stored KV
+                        blocks instead of 64/1000 in the kv group
   --endpoint URL        benchmark a running server (http://HOST:PORT); credentials
                         from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD or AWS_ACCESS_KEY_ID/
                         AWS_SECRET_ACCESS_KEY. Default: start our own server
@@ -55,22 +62,25 @@ constexpr char kUsage[] = R"(usage: s3bench [options]
   --duration-s S        seconds per timed run (default 5; smoke 0.3)
   --runs N              runs per figure, median reported (default 3; smoke 1)
   --only CASES          comma-separated subset of: limits (= loopback,rr,md5),
-                        put4k, get4k, put_large, get_large, list, ec
+                        put4k, get4k, put_large, get_large, list, ec, kv
+  --kv-endpoint H:P     with --endpoint: that server's KV listener (for the kv group)
   --large-mib N         large object size in MiB (default 1024; smoke 64)
   --ec-mib N            object size of the ec group in MiB (default 256; smoke 16)
   --list-keys A,B       keys in the two listing buckets (default 10000,1000000)
 )";
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
-                                         "put_large", "get_large", "list", "ec"};
+                                         "put_large", "get_large", "list", "ec",    "kv"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
 
 struct Options {
   bool smoke = false;
   std::string endpoint;
   std::string strata_binary;
+  std::string kv_endpoint;  // HOST:PORT, with --endpoint
   std::set<std::string> cases = kAllCases;
   CaseOptions s3;
+  KvCaseOptions kv;
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
@@ -107,6 +117,8 @@ Options ParseOptions(int argc, char** argv) {
       opt.s3.list_large_keys = 2000;
       opt.s3.small_get_keys = 100;
       opt.s3.ec_bytes = 16ull << 20;
+      opt.kv.get_blocks = 16;
+      opt.kv.small_blocks = 100;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -121,6 +133,8 @@ Options ParseOptions(int argc, char** argv) {
       std::exit(0);
     } else if (flag == "--endpoint") {
       opt.endpoint = value();
+    } else if (flag == "--kv-endpoint") {
+      opt.kv_endpoint = value();
     } else if (flag == "--strata") {
       opt.strata_binary = value();
     } else if (flag == "--duration-s") {
@@ -253,6 +267,49 @@ void RunEc(const Options& opt, Report& report) {
   RunS3Case("ec setup", report, [&] { RunErasureCoding(opt.s3, binary, report); });
 }
 
+// The kv group: its own server with a KV listener, or --endpoint + --kv-endpoint.
+void RunKv(const Options& opt, Report& report) {
+  if (!opt.cases.count("kv")) return;
+  if (!opt.endpoint.empty()) {
+    size_t colon = opt.kv_endpoint.rfind(':');
+    if (colon == std::string::npos) {
+      Row& row = report.Add("kv", "kv group", Unit::kBytesPerSecond);
+      row.note = "n/a (with --endpoint, pass --kv-endpoint HOST:PORT)";
+      return;
+    }
+    Target target;
+    std::tie(target.host, target.port) = ParseEndpoint(opt.endpoint);
+    target.credentials = CredentialsFromEnvironment();
+    KvEndpoint kv{
+        opt.kv_endpoint.substr(0, colon),
+        static_cast<int>(ParseNumber("--kv-endpoint", opt.kv_endpoint.substr(colon + 1)))};
+    RunS3Case("kv setup", report, [&] { RunKvCache(opt.s3, opt.kv, target, kv, report); });
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("kv setup", report, [&] {
+    int kv_port = Socket::ListenLoopback(0).LocalPort();
+    ServerOptions options;
+    options.extra_args = {"--kv-listen", "127.0.0.1:" + std::to_string(kv_port)};
+    std::unique_ptr<ServerProcess> server = ServerProcess::Start(binary, options);
+    std::fprintf(stderr, "[s3bench] kv group: started %s, S3 port %d, KV port %d\n", binary.c_str(),
+                 server->port(), kv_port);
+    // The S3 port accepts first; wait for the KV listener too.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        Socket::Connect(server->host(), kv_port);
+        break;
+      } catch (const BenchError&) {
+        if (attempt >= 300) throw BenchError("the KV listener did not come up");
+        usleep(50'000);
+      }
+    }
+    Target target{server->host(), server->port(), server->credentials()};
+    RunKvCache(opt.s3, opt.kv, target, KvEndpoint{server->host(), kv_port}, report);
+  });
+}
+
 bool NeedsServer(const Options& opt) {
   for (const std::string& c : opt.cases) {
     if (kS3Cases.count(c)) return true;
@@ -286,7 +343,10 @@ int Main(int argc, char** argv) {
   if (NeedsServer(opt)) RunS3(opt, target, report);
   server.reset();  // stop the server before the ec group and printing
   RunEc(opt, report);
-  if (NeedsServer(opt) || opt.cases.count("ec")) RunLimits(opt, report, /*after_s3=*/true);
+  RunKv(opt, report);
+  if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv")) {
+    RunLimits(opt, report, /*after_s3=*/true);
+  }
 
   std::printf(
       "\ns3bench %s mode: %d run(s) per figure (median; runs listed), %.1f s per timed run, "
