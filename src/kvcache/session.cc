@@ -265,17 +265,21 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
   Reply(h, WireStatus::kOk, proto::EncodeOpenNamespaceResponse(r));
 }
 
+Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
+                               proto::KeysRequest* req) {
+  if (!proto::DecodeKeysRequest(payload, req)) {
+    Reply(h, WireStatus::kInvalid);
+    return nullptr;
+  }
+  Namespace* ns = Lookup(req->ns);
+  if (ns == nullptr) Reply(h, WireStatus::kNotFound);
+  return ns;
+}
+
 void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
   proto::KeysRequest req;
-  if (!proto::DecodeKeysRequest(payload, &req)) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
+  Namespace* ns = DecodeKeys(h, payload, &req);
+  if (ns == nullptr) return;
   size_t n;
   {
     std::lock_guard<std::mutex> lock(ns->mu);
@@ -545,15 +549,8 @@ Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item
 
 void Session::HandleDelete(const FrameHeader& h, std::string_view payload) {
   proto::KeysRequest req;
-  if (!proto::DecodeKeysRequest(payload, &req)) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
+  Namespace* ns = DecodeKeys(h, payload, &req);
+  if (ns == nullptr) return;
   std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
   std::vector<std::string> removed;
   {

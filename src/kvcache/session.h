@@ -58,6 +58,10 @@ class Session {
   Result<WireStatus> PutOne(Namespace* ns, const proto::PutItem& item);
   Result<WireStatus> WriteBlock(Namespace* ns, const proto::PutItem& item);
   Namespace* Lookup(uint64_t handle) const;
+  // Decodes a (ns, keys) request and resolves its handle; on failure it has
+  // already replied (INVALID / NOT_FOUND) and returns null.
+  Namespace* DecodeKeys(const proto::FrameHeader& h, std::string_view payload,
+                        proto::KeysRequest* req);
 
   const ServerContext* ctx_;
   Connection* conn_;
