@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <thread>
 #include <cstring>
 #include <cstdio>
 #include <functional>
@@ -15,8 +18,79 @@ namespace strata::object {
 
 // ---------------------------------------------------------------- writer
 
+// The MD5 (ETag) of the body. MD5 is the costliest per-byte step of a PUT
+// (~0.67 GB/s on one core here), so once a body passes kAsyncAfterBytes the
+// rest is hashed on a helper thread, pipelined with receiving and writing it.
+// At most kMaxQueued pieces wait; their buffers are reused.
 struct ObjectWriter::Md5State {
+  static constexpr uint64_t kAsyncAfterBytes = 1 << 20;
+  static constexpr size_t kMaxQueued = 3;
+
   StreamHash hash{StreamHash::Kind::kMd5};
+  uint64_t seen_bytes = 0;
+  bool async = false;
+  bool stop = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  std::vector<std::string> spare;
+  std::thread worker;
+
+  ~Md5State() { Drain(); }
+
+  void Update(std::string_view data) {
+    if (!async && seen_bytes >= kAsyncAfterBytes) {
+      async = true;
+      worker = std::thread([this] { Run(); });
+    }
+    seen_bytes += data.size();
+    if (!async) {
+      hash.Update(data.data(), data.size());
+      return;
+    }
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return queue.size() < kMaxQueued; });
+    std::string piece;
+    if (!spare.empty()) {
+      piece = std::move(spare.back());
+      spare.pop_back();
+    }
+    piece.assign(data.data(), data.size());
+    queue.push_back(std::move(piece));
+    cv.notify_all();
+  }
+
+  // Waits until everything queued is hashed and stops the helper.
+  void Drain() {
+    if (!async) return;
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    worker.join();
+    async = false;
+  }
+
+  std::string Final() {
+    Drain();
+    return hash.Final();
+  }
+
+  void Run() {
+    std::unique_lock lock(mu);
+    while (true) {
+      cv.wait(lock, [this] { return stop || !queue.empty(); });
+      if (queue.empty()) return;  // stopped and drained
+      std::string piece = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      hash.Update(piece.data(), piece.size());
+      lock.lock();
+      spare.push_back(std::move(piece));
+      cv.notify_all();
+    }
+  }
 };
 
 ObjectWriter::ObjectWriter(ObjectEngine* engine, std::string bucket, std::string key,
@@ -39,7 +113,7 @@ void ObjectWriter::SetChecksum(std::string algorithm, std::string value, std::st
 
 Status ObjectWriter::Append(std::string_view data) {
   if (done_) return Internal("append after commit/abort");
-  md5_->hash.Update(data.data(), data.size());
+  md5_->Update(data);
   size_bytes_ += data.size();
   if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
@@ -68,7 +142,7 @@ Status ObjectWriter::SpillToFile() {
 }
 
 const std::string& ObjectWriter::Md5() {
-  if (md5_digest_.empty()) md5_digest_ = md5_->hash.Final();
+  if (md5_digest_.empty()) md5_digest_ = md5_->Final();
   return md5_digest_;
 }
 

@@ -6,6 +6,8 @@
 #include "io/mem_fs.h"
 #include "meta/keys.h"
 #include "storage/plain_store.h"
+#include "common/encoding.h"
+#include "common/hash.h"
 
 namespace strata::object {
 namespace {
@@ -93,6 +95,27 @@ TEST_F(EngineTest, InlineAndFileObjectsRoundTrip) {
 TEST_F(EngineTest, EtagIsMd5) {
   ASSERT_TRUE(Put("x", "hello").ok());
   EXPECT_EQ(engine_->HeadObject("b", "x")->etag, "5d41402abc4b2a76b9719d911017c592");
+}
+
+TEST_F(EngineTest, EtagOfLargeBodiesIsMd5) {
+  // Past 1 MiB the MD5 runs on a helper thread; the result must not change
+  // with the piece sizes.
+  std::string data = Pattern((5 << 20) + 12345, 'q');
+  StreamHash md5(StreamHash::Kind::kMd5);
+  md5.Update(data.data(), data.size());
+  std::string want = HexEncode(md5.Final());
+  for (size_t piece : {size_t{1000}, size_t{1} << 16, size_t{1} << 20, data.size()}) {
+    ASSERT_TRUE(Put("big", data, piece).ok());
+    EXPECT_EQ(engine_->HeadObject("b", "big")->etag, want) << piece;
+    EXPECT_EQ(*Get("big"), data);
+  }
+  // An aborted large write (destructor) leaves no thread or data behind.
+  {
+    auto w = engine_->NewWriter("b", "aborted", {});
+    ASSERT_TRUE((*w)->Append(data).ok());
+    ASSERT_TRUE((*w)->Append(data).ok());
+  }
+  EXPECT_EQ(Get("aborted").status().code(), Code::kNotFound);
 }
 
 TEST_F(EngineTest, OverwriteAndDeleteRemoveDataFiles) {
