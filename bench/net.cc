@@ -13,6 +13,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/encoding.h"
+
 namespace strata::bench {
 namespace {
 
@@ -48,18 +50,6 @@ sockaddr_in Ipv4Address(const std::string& host, int port) {
   return addr;
 }
 
-std::string Lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 bool ParseUint(std::string_view s, uint64_t* out) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size();
@@ -79,8 +69,8 @@ void ParseHead(std::string_view text, MessageHead* head) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos)
       throw BenchError("malformed header line: " + std::string(line));
-    head->headers.emplace_back(Lowercase(line.substr(0, colon)),
-                               std::string(Trim(line.substr(colon + 1))));
+    head->headers.emplace_back(AsciiLower(line.substr(0, colon)),
+                               std::string(TrimBlanks(line.substr(colon + 1))));
   }
   if (const std::string* len = head->Header("content-length")) {
     uint64_t n = 0;
@@ -91,7 +81,7 @@ void ParseHead(std::string_view text, MessageHead* head) {
     throw BenchError("unsupported Transfer-Encoding: " + *te);
   }
   if (const std::string* conn = head->Header("connection")) {
-    head->connection_close = Lowercase(*conn) == "close";
+    head->connection_close = AsciiLower(*conn) == "close";
   }
 }
 

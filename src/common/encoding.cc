@@ -1,5 +1,7 @@
 #include "common/encoding.h"
 
+#include <cctype>
+
 #include <openssl/evp.h>
 
 namespace strata {
@@ -97,6 +99,18 @@ std::optional<std::string> UriDecode(std::string_view s, bool plus_as_space) {
     }
   }
   return out;
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
 }
 
 bool IsValidUtf8(std::string_view s) {

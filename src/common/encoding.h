@@ -20,6 +20,11 @@ std::string UriEncode(std::string_view s, bool encode_slash);
 // Percent-decoding; '+' stays '+' unless plus_as_space. nullopt on a bad escape.
 std::optional<std::string> UriDecode(std::string_view s, bool plus_as_space = false);
 
+// ASCII lower-casing (HTTP header names, form field names).
+std::string AsciiLower(std::string_view s);
+// `s` without leading/trailing spaces and tabs (HTTP header values).
+std::string_view TrimBlanks(std::string_view s);
+
 // True if `s` is well-formed UTF-8 (no overlongs, no surrogates).
 bool IsValidUtf8(std::string_view s);
 

@@ -16,18 +16,6 @@ namespace {
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr size_t kMaxPaddingBytes = 256;  // blanks allowed after a boundary
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 Error Malformed(std::string detail = {}) {
   return MakeError(ErrorCode::kMalformedPOSTRequest,
                    detail.empty() ? std::string()
@@ -54,7 +42,7 @@ struct HeaderParams {
 HeaderParams ParseHeaderParams(std::string_view s) {
   HeaderParams out;
   size_t i = s.find(';');
-  out.type = Lower(Trim(s.substr(0, i)));
+  out.type = AsciiLower(TrimBlanks(s.substr(0, i)));
   if (i == std::string_view::npos) return out;
   ++i;
   while (i < s.size()) {
@@ -62,7 +50,7 @@ HeaderParams ParseHeaderParams(std::string_view s) {
     if (i >= s.size()) break;
     size_t name_end = i;
     while (name_end < s.size() && s[name_end] != '=' && s[name_end] != ';') ++name_end;
-    std::string name = Lower(Trim(s.substr(i, name_end - i)));
+    std::string name = AsciiLower(TrimBlanks(s.substr(i, name_end - i)));
     i = name_end;
     std::string value;
     if (i < s.size() && s[i] == '=') {
@@ -80,7 +68,7 @@ HeaderParams ParseHeaderParams(std::string_view s) {
       } else {
         size_t end = s.find(';', i);
         if (end == std::string_view::npos) end = s.size();
-        value = std::string(Trim(s.substr(i, end - i)));
+        value = std::string(TrimBlanks(s.substr(i, end - i)));
         i = end;
       }
     }
@@ -312,8 +300,8 @@ std::optional<Error> FormDataReader::ReadFields() {
       if (l.empty()) break;
       size_t colon = l.find(':');
       if (colon == std::string::npos || colon == 0) return Malformed("bad part header");
-      std::string hname = Lower(Trim(std::string_view(l).substr(0, colon)));
-      std::string_view hvalue = Trim(std::string_view(l).substr(colon + 1));
+      std::string hname = AsciiLower(TrimBlanks(std::string_view(l).substr(0, colon)));
+      std::string_view hvalue = TrimBlanks(std::string_view(l).substr(colon + 1));
       if (hname == "content-disposition") {
         HeaderParams p = ParseHeaderParams(hvalue);
         form_data = p.type == "form-data";
@@ -335,7 +323,7 @@ std::optional<Error> FormDataReader::ReadFields() {
       }
     }
     if (!form_data || name.empty()) return Malformed("a part has no form-data name");
-    name = Lower(name);
+    name = AsciiLower(name);
     if (name == "file") {
       in_file_ = true;
       file_name_ = std::move(file_name);
@@ -504,7 +492,7 @@ std::variant<PostPolicy, Error> ParsePostPolicy(std::string_view json) {
         if (!field.empty() && field[0] == '$') field.erase(0, 1);
         PolicyCondition pc;
         pc.kind = PolicyCondition::Kind::kEq;
-        pc.field = Lower(field);
+        pc.field = AsciiLower(field);
         pc.value = *text;
         policy.conditions.push_back(std::move(pc));
       }
@@ -513,7 +501,7 @@ std::variant<PostPolicy, Error> ParsePostPolicy(std::string_view json) {
     if (!c.is_array() || c.empty() || !c[0].is_string()) {
       return PolicyError("Invalid Condition: " + c.dump());
     }
-    std::string op = Lower(c[0].get<std::string>());
+    std::string op = AsciiLower(c[0].get<std::string>());
     PolicyCondition pc;
     if (op == "content-length-range") {
       if (c.size() != 3) return PolicyError("Invalid content-length-range: " + c.dump());
@@ -538,7 +526,7 @@ std::variant<PostPolicy, Error> ParsePostPolicy(std::string_view json) {
         return PolicyError("Invalid Condition: " + c.dump());
       }
       pc.kind = op == "eq" ? PolicyCondition::Kind::kEq : PolicyCondition::Kind::kStartsWith;
-      pc.field = Lower(field.substr(1));
+      pc.field = AsciiLower(field.substr(1));
       pc.value = *text;
     } else {
       return PolicyError("Invalid Condition: unknown operation '" + c[0].get<std::string>() + "'");

@@ -292,6 +292,16 @@ def sha256_file(path, chunk=1 << 20):
     return h.hexdigest()
 
 
+def tree_digest(root):
+    """{relative posix path: sha256} for every file under root."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for name in files:
+            p = os.path.join(d, name)
+            out[os.path.relpath(p, root).replace(os.sep, "/")] = sha256_file(p)
+    return out
+
+
 def write_random_file(path, size, chunk=1 << 20):
     """Writes `size` random bytes to `path` in chunks; returns the sha256 hex."""
     h = hashlib.sha256()

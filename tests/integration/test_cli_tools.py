@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import ServerTestCase, sha256_file, write_random_file  # noqa: E402
+from harness import ServerTestCase, sha256_file, tree_digest, write_random_file  # noqa: E402
 
 MiB = 1024 * 1024
 RCLONE_FLAGS = ["--s3-upload-cutoff", "4G", "--low-level-retries", "1", "--retries", "1"]
@@ -26,15 +26,6 @@ def md5_file(path):
             h.update(b)
     return h.hexdigest()
 
-
-def tree_digest(root):
-    """{relative posix path: sha256} for every file under root."""
-    out = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            p = os.path.join(d, name)
-            out[os.path.relpath(p, root).replace(os.sep, "/")] = sha256_file(p)
-    return out
 
 
 class CliToolsTest(ServerTestCase):

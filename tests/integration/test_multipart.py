@@ -19,20 +19,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rawhttp  # noqa: E402
-from harness import ServerTestCase, no_empty_expect, sha256_file, write_random_file  # noqa: E402
+from harness import ServerTestCase, no_empty_expect, sha256_file, tree_digest, write_random_file  # noqa: E402
 from s3util import (MiB, PART, data_files, extra_headers, md5_hex, multipart_etag,  # noqa: E402
                     multipart_etag_of_file, payload, quoted, race, wait_for)
 
 PART_NUMBER_MSG = "Part number must be an integer between 1 and 10000, inclusive"
 
-
-def tree_digest(root):
-    out = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            p = os.path.join(d, name)
-            out[os.path.relpath(p, root).replace(os.sep, "/")] = sha256_file(p)
-    return out
 
 
 class MultipartTest(ServerTestCase):
