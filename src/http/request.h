@@ -45,8 +45,17 @@ class ResponseWriter {
 enum class ProtocolError {
   kMalformed,          // unparseable request line/headers
   kHeaderTooLarge,     // header section above the limit
-  kTimeout,            // client stalled while sending the head
-  kUnsupportedMethod,  // or unsupported transfer-coding, version
+  kTimeout,            // the head did not arrive whole within the head deadline
+  kUnsupportedMethod,  // or unsupported version
+  kBadFraming,         // Transfer-Encoding whose final coding is not chunked, or with
+                       // Content-Length: the body length is unknowable (RFC 9112 §6.1)
+  kUnsupportedTransferCoding,  // a transfer coding other than chunked (e.g. gzip, chunked)
+  kOverloaded,         // connection cap reached: answered and closed at once
 };
+
+// True when `name` is an HTTP token and `value` holds no control character
+// other than HTAB (no CR, LF or NUL): what may go into a response header.
+bool IsSafeHeader(std::string_view name, std::string_view value);
+bool IsSafeHeaderValue(std::string_view value);
 
 }  // namespace strata::http

@@ -6,19 +6,27 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <optional>
 #include <deque>
 #include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/encoding.h"
 #include "common/log.h"
 #include "http/timed_stream.h"
 
@@ -36,6 +44,24 @@ const std::string* Request::Header(std::string_view name) const {
   return nullptr;
 }
 
+bool IsSafeHeaderValue(std::string_view value) {
+  for (char ch : value) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+bool IsSafeHeader(std::string_view name, std::string_view value) {
+  static constexpr std::string_view kTokenPunct = "!#$%&'*+-.^_`|~";
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum && kTokenPunct.find(c) == std::string_view::npos) return false;
+  }
+  return IsSafeHeaderValue(value);
+}
+
 namespace {
 
 const char* Reason(int status) {
@@ -49,6 +75,7 @@ const char* Reason(int status) {
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 412: return "Precondition Failed";
@@ -63,21 +90,55 @@ const char* Reason(int status) {
   }
 }
 
-struct Connection {
-  explicit Connection(tcp::socket s) : socket(std::move(s)) {}
-  tcp::socket socket;
-  beast::flat_buffer buffer;
-  std::string remote;
+using Parser = bhttp::request_parser<bhttp::buffer_body>;
+using Clock = std::chrono::steady_clock;
+
+// Why a connection waits on the network thread.
+enum class ParkReason {
+  kIdle,         // between requests: closed quietly after the idle timeout
+  kPartialHead,  // a request head has started: RequestTimeout at its deadline
 };
 
-using Parser = bhttp::request_parser<bhttp::buffer_body>;
+struct Connection {
+  Connection(tcp::socket s, size_t buffer_limit, std::atomic<int>* open_count)
+      : socket(std::move(s)), timer(socket.get_executor()), buffer(buffer_limit),
+        open_count_(open_count) {}
+  ~Connection() { open_count_->fetch_sub(1, std::memory_order_relaxed); }
+  tcp::socket socket;
+  asio::steady_timer timer;     // the park deadline (network thread only)
+  beast::flat_buffer buffer;    // bounded: a head, a chunk header, read-ahead
+  std::optional<Parser> parser; // the request head being read, kept across parks
+  Clock::time_point head_deadline;
+  ParkReason parked_for = ParkReason::kIdle;
+  bool expired = false;         // the park deadline passed
+  std::string remote;
 
-constexpr int kLingerMs = 1;
+ private:
+  std::atomic<int>* open_count_;
+};
+
+// Keep-alive clients usually send the next request right away: wait this
+// long (blocked in poll, no CPU) before handing the connection back to the
+// network thread, which would cost two thread switches.
+constexpr int kKeepAliveLingerMs = 1;
+// Read-ahead beyond the head limit that the connection buffer may hold.
+constexpr size_t kBufferSlackBytes = 64 * 1024;
+// Back-off before accepting again after running out of file descriptors.
+constexpr int kAcceptBackoffMs = 50;
+
+// Minimum body rate: a body that has delivered `bytes` after `start` may
+// take until start + grace + bytes / rate for its next bytes.
+struct BodyRate {
+  int grace_ms;
+  uint64_t min_bytes_per_s;
+};
 
 class BodySource : public ByteSource {
  public:
-  BodySource(Parser& parser, TimedStream& stream, beast::flat_buffer& buffer, bool expect_continue)
-      : parser_(parser), stream_(stream), buffer_(buffer), expect_continue_(expect_continue) {
+  BodySource(Parser& parser, TimedStream& stream, beast::flat_buffer& buffer, bool expect_continue,
+             BodyRate rate)
+      : parser_(parser), stream_(stream), buffer_(buffer), expect_continue_(expect_continue),
+        rate_(rate) {
     // Content-Length bodies bypass Beast's parser: it would copy them through
     // its flat buffer, which stays small (512-byte reads, measured). Chunked
     // bodies still go through the parser, which decodes the framing.
@@ -96,7 +157,19 @@ class BodySource : public ByteSource {
       boost::system::error_code ec;
       if (!stream_.SendAll(&iov, 1, ec)) return Aborted("sending 100 Continue: " + ec.message());
     }
-    return direct_ ? ReadDirect(buf, n) : ReadParsed(buf, n);
+    if (!started_) {
+      started_ = true;
+      start_ = Clock::now();
+    }
+    if (rate_.min_bytes_per_s > 0) {
+      auto allowed = std::chrono::milliseconds(rate_.grace_ms) +
+                     std::chrono::milliseconds(received_ * 1000 / rate_.min_bytes_per_s);
+      stream_.SetDeadline(start_ + allowed);
+    }
+    Result<size_t> r = direct_ ? ReadDirect(buf, n) : ReadParsed(buf, n);
+    stream_.SetDeadline(std::nullopt);
+    if (r.ok()) received_ += *r;
+    return r;
   }
   bool failed() const { return failed_; }
   bool done() const { return direct_ ? remaining_ == 0 : parser_.is_done(); }
@@ -135,7 +208,9 @@ class BodySource : public ByteSource {
 
   Status Fail(const boost::system::error_code& ec) {
     failed_ = true;
-    if (ec == asio::error::timed_out) return DeadlineExceeded("request body: client stalled");
+    if (ec == asio::error::timed_out) {
+      return DeadlineExceeded("request body: client stalled or below the minimum rate");
+    }
     if (ec == asio::error::eof || ec == bhttp::error::partial_message ||
         ec == asio::error::connection_reset) {
       return Aborted("request body: connection closed early");
@@ -147,6 +222,10 @@ class BodySource : public ByteSource {
   TimedStream& stream_;
   beast::flat_buffer& buffer_;
   bool expect_continue_;
+  BodyRate rate_;
+  bool started_ = false;
+  Clock::time_point start_;
+  uint64_t received_ = 0;
   bool direct_ = false;
   uint64_t remaining_ = 0;
   bool failed_ = false;
@@ -162,6 +241,15 @@ class Writer : public ResponseWriter {
   Status Start(int status, const Headers& headers, uint64_t content_length,
                bool send_body = true) override {
     if (started_) return Internal("response started twice");
+    // The last line of defence against header injection: nothing with a CR,
+    // LF or other control character goes on the wire (inputs are checked
+    // earlier; this catches what slipped through).
+    for (const auto& [k, v] : headers) {
+      if (!IsSafeHeader(k, v)) {
+        STRATA_LOG("refusing to send unsafe response header '%s'", k.c_str());
+        return Internal("unsafe response header " + k);
+      }
+    }
     started_ = true;
     remaining_ = send_body ? content_length : 0;
     if (body_ && !body_->done()) close_ = true;
@@ -211,15 +299,22 @@ class Writer : public ResponseWriter {
   std::string head_;
 };
 
+// What a worker does with a connection after serving it.
+enum class After { kPark, kClosed };
+
 class ServerImpl : public Server {
  public:
   ServerImpl(ServerOptions options, Handler handler, ErrorRenderer on_error)
       : options_(std::move(options)),
         handler_(std::move(handler)),
         on_error_(std::move(on_error)),
-        acceptor_(ioc_) {}
+        acceptor_(ioc_),
+        accept_backoff_(ioc_) {}
 
-  ~ServerImpl() override { Stop(); }
+  ~ServerImpl() override {
+    Stop();
+    if (spare_fd_ >= 0) ::close(spare_fd_);
+  }
 
   Status Listen() {
     boost::system::error_code ec;
@@ -233,6 +328,10 @@ class ServerImpl : public Server {
     if (ec) return Unavailable("listen on " + options_.host + ":" + std::to_string(options_.port) +
                                ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
+    // One descriptor held in reserve: when the process runs out, it is given
+    // up to accept and close the waiting connection, so the listener neither
+    // spins on EMFILE nor leaves clients hanging.
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     Accept();
     net_thread_ = std::thread([this] { ioc_.run(); });
     for (int i = 0; i < options_.worker_threads; ++i) workers_.emplace_back([this] { Work(); });
@@ -263,31 +362,93 @@ class ServerImpl : public Server {
   void Accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (ec) {
-        if (ec != asio::error::operation_aborted && acceptor_.is_open()) Accept();
+        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+        if (ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+            ec == asio::error::no_buffer_space || ec == asio::error::no_memory) {
+          ShedOneConnection();
+          accept_backoff_.expires_after(std::chrono::milliseconds(kAcceptBackoffMs));
+          accept_backoff_.async_wait([this](boost::system::error_code) {
+            if (acceptor_.is_open()) Accept();
+          });
+          return;
+        }
+        Accept();
         return;
       }
-      boost::system::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto conn = std::make_shared<Connection>(std::move(socket));
-      auto ep = conn->socket.remote_endpoint(ignored);
-      if (!ignored) conn->remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-      Park(conn);
+      int open = open_connections_.fetch_add(1, std::memory_order_relaxed) + 1;
+      auto conn = std::make_shared<Connection>(
+          std::move(socket), options_.max_header_bytes + kBufferSlackBytes, &open_connections_);
+      if (open > options_.max_connections) {
+        RefuseOverloaded(*conn);
+      } else {
+        boost::system::error_code ignored;
+        conn->socket.set_option(tcp::no_delay(true), ignored);
+        auto ep = conn->socket.remote_endpoint(ignored);
+        if (!ignored) conn->remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+        ParkNow(conn, ParkReason::kIdle);
+      }
       Accept();
     });
   }
 
-  // Waits (on the network thread) until the connection has bytes to read.
-  void Park(std::shared_ptr<Connection> conn) {
-    asio::post(ioc_, [this, conn] {
-      conn->socket.async_wait(tcp::socket::wait_read, [this, conn](boost::system::error_code ec) {
-        if (ec) return;
-        {
-          std::lock_guard lock(mu_);
-          if (stopping_) return;
-          queue_.push_back(conn);
-        }
-        cv_.notify_one();
-      });
+  // Out of descriptors: use the spare one to accept and drop the connection
+  // at the head of the backlog, then take the spare back.
+  void ShedOneConnection() {
+    STRATA_LOG("accept: out of file descriptors (%d connections open); shedding", 
+               open_connections_.load());
+    if (spare_fd_ < 0) return;
+    ::close(spare_fd_);
+    int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+
+  // Over the connection cap: a best-effort answer (never blocking the
+  // network thread) and close.
+  void RefuseOverloaded(Connection& conn) {
+    TimedStream stream(conn.socket.native_handle(), 0);
+    Writer out(stream, /*close=*/true);
+    on_error_(ProtocolError::kOverloaded, out);
+    boost::system::error_code ec;
+    conn.socket.close(ec);
+  }
+
+  // From a worker: park on the network thread.
+  void Park(std::shared_ptr<Connection> conn, ParkReason reason) {
+    asio::post(ioc_, [this, conn, reason] { ParkNow(conn, reason); });
+  }
+
+  // On the network thread: wait until the connection has bytes to read or
+  // its deadline passes (idle timeout, or the head deadline of a partial
+  // head), then hand it to a worker.
+  void ParkNow(const std::shared_ptr<Connection>& conn, ParkReason reason) {
+    conn->parked_for = reason;
+    conn->expired = false;
+    if (reason == ParkReason::kPartialHead) {
+      conn->timer.expires_at(conn->head_deadline);
+    } else {
+      conn->timer.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
+    }
+    conn->timer.async_wait([conn](boost::system::error_code ec) {
+      if (ec) return;  // cancelled: the connection became readable
+      conn->expired = true;
+      boost::system::error_code ignored;
+      conn->socket.cancel(ignored);
+    });
+    conn->socket.async_wait(tcp::socket::wait_read, [this, conn](boost::system::error_code ec) {
+      conn->timer.cancel();
+      if (ec && !conn->expired) return;  // closed or server stopping
+      if (conn->expired && conn->parked_for == ParkReason::kIdle) {
+        boost::system::error_code ignored;
+        conn->socket.close(ignored);
+        return;
+      }
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) return;
+        queue_.push_back(conn);
+      }
+      cv_.notify_one();
     });
   }
 
@@ -301,41 +462,108 @@ class ServerImpl : public Server {
         conn = std::move(queue_.front());
         queue_.pop_front();
       }
-      if (Serve(*conn)) Park(std::move(conn));
+      ParkReason reason = ParkReason::kIdle;
+      if (Serve(*conn, &reason) == After::kPark) Park(std::move(conn), reason);
     }
   }
 
-  // Serves requests on the connection while they keep coming; returns true to
-  // park it for the next request, false when it was closed.
-  bool Serve(Connection& conn) {
+  // Reads as much of a request head as has arrived, without blocking: a head
+  // still incomplete goes back to the network thread (kPartialHead) with its
+  // parser and bytes, so a client trickling a head holds no worker.
+  // Returns true when the head is complete; otherwise *after says what next.
+  bool ReadHead(Connection& conn, TimedStream& stream, After* after, ParkReason* reason) {
+    if (!conn.parser) {
+      conn.parser.emplace();
+      conn.parser->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+      // Not boost::none: Boost 1.74 compares `len > none` as true and rejects every body.
+      conn.parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      conn.head_deadline = Clock::now() + std::chrono::milliseconds(options_.header_timeout_ms);
+    }
+    if (conn.expired) {  // parked with a partial head past its deadline
+      STRATA_LOG("request head from %s timed out", conn.remote.c_str());
+      *after = RespondAndClose(conn, stream, ProtocolError::kTimeout);
+      return false;
+    }
+    boost::system::error_code ec;
+    stream.SetNonBlocking(true);
+    bhttp::read_header(stream, conn.buffer, *conn.parser, ec);
+    stream.SetNonBlocking(false);
+    if (!ec) return true;
+    if (ec == asio::error::would_block) {
+      bool started = conn.buffer.size() > 0 || conn.parser->got_some();
+      *reason = started ? ParkReason::kPartialHead : ParkReason::kIdle;
+      if (!started) conn.parser.reset();  // an idle connection has no head deadline
+      *after = After::kPark;
+      return false;
+    }
+    if ((ec == asio::error::eof || ec == bhttp::error::end_of_stream) &&
+        conn.buffer.size() == 0 && !conn.parser->got_some()) {
+      *after = Close(conn, false);
+      return false;
+    }
+    ProtocolError kind = ProtocolError::kMalformed;
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      kind = ProtocolError::kHeaderTooLarge;
+    } else if (ec == asio::error::eof || ec == asio::error::connection_reset ||
+               ec == bhttp::error::partial_message) {
+      *after = Close(conn, false);
+      return false;
+    }
+    STRATA_LOG("bad request head from %s: %s", conn.remote.c_str(), ec.message().c_str());
+    *after = RespondAndClose(conn, stream, kind);
+    return false;
+  }
+
+  After RespondAndClose(Connection& conn, TimedStream& stream, ProtocolError kind) {
+    Writer out(stream, /*close=*/true);
+    on_error_(kind, out);
+    return Close(conn, true);
+  }
+
+  // RFC 9112 §6.1 / §6.3: a Transfer-Encoding whose final coding is not
+  // chunked leaves the body length unknowable, as does one beside a
+  // Content-Length; either would let the body run as a second request.
+  static std::optional<ProtocolError> CheckFraming(const Request& req) {
+    bool has_te = false, has_cl = false;
+    std::vector<std::string> codings;
+    for (const auto& [name, value] : req.headers) {
+      if (name == "content-length") has_cl = true;
+      if (name != "transfer-encoding") continue;
+      has_te = true;
+      std::string_view rest = value;
+      while (true) {
+        size_t comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+        codings.push_back(AsciiLower(item));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+    }
+    if (!has_te) return std::nullopt;
+    if (has_cl || codings.back() != "chunked") return ProtocolError::kBadFraming;
+    for (size_t i = 0; i + 1 < codings.size(); ++i) {
+      if (codings[i] == "chunked") return ProtocolError::kBadFraming;  // chunked twice
+    }
+    if (codings.size() > 1) return ProtocolError::kUnsupportedTransferCoding;
+    return std::nullopt;
+  }
+
+  // Serves requests on the connection while they keep coming; kPark (with
+  // *reason) to wait on the network thread for more, kClosed when closed.
+  After Serve(Connection& conn, ParkReason* reason) {
     int fd = conn.socket.native_handle();
     TimedStream stream(fd, options_.io_timeout_ms);
     while (true) {
-      Parser parser;
-      parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-      // Not boost::none: Boost 1.74 compares `len > none` as true and rejects every body.
-      parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-      boost::system::error_code ec;
-      bhttp::read_header(stream, conn.buffer, parser, ec);
-      if (ec) {
-        if ((ec == asio::error::eof || ec == bhttp::error::end_of_stream) &&
-            conn.buffer.size() == 0) {
-          return Close(conn, false);
-        }
-        ProtocolError kind = ProtocolError::kMalformed;
-        if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
-          kind = ProtocolError::kHeaderTooLarge;
-        } else if (ec == asio::error::timed_out) {
-          kind = ProtocolError::kTimeout;
-        } else if (ec == asio::error::eof || ec == asio::error::connection_reset) {
-          return Close(conn, false);
-        }
-        STRATA_LOG("bad request head from %s: %s", conn.remote.c_str(), ec.message().c_str());
-        Writer out(stream, /*close=*/true);
-        on_error_(kind, out);
-        return Close(conn, true);
-      }
+      After after = After::kClosed;
+      if (!ReadHead(conn, stream, &after, reason)) return after;
+      Parser& parser = *conn.parser;
       Request req = MakeRequest(parser, conn);
+      if (auto framing = CheckFraming(req)) {
+        STRATA_LOG("refusing request framing from %s", conn.remote.c_str());
+        return RespondAndClose(conn, stream, *framing);
+      }
       const std::string* expect = req.Header("expect");
       bool expect_continue = expect && beast::iequals(*expect, "100-continue");
       if (expect_continue && parser.is_done()) {
@@ -348,7 +576,8 @@ class ServerImpl : public Server {
         if (!stream.SendAll(&iov, 1, send_ec)) return Close(conn, false);
         expect_continue = false;
       }
-      BodySource body(parser, stream, conn.buffer, expect_continue);
+      BodySource body(parser, stream, conn.buffer, expect_continue,
+                      BodyRate{options_.body_grace_ms, options_.min_body_bytes_per_s});
       Writer out(stream, !parser.keep_alive(), &body);
       try {
         handler_(req, body, out);
@@ -360,14 +589,13 @@ class ServerImpl : public Server {
         out.Start(500, {}, 0).IgnoreError();
       }
       bool body_done = body.done() && !body.failed();
+      conn.parser.reset();
       if (out.close() || !out.complete() || !body_done) return Close(conn, !body_done);
       if (conn.buffer.size() > 0) continue;  // pipelined request already here
-      // Keep-alive clients usually send the next request right away: wait a
-      // moment (blocked in poll, no CPU) before handing the connection back
-      // to the network thread, which would cost two thread switches.
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, kLingerMs) == 1) continue;
-      return true;
+      if (::poll(&p, 1, kKeepAliveLingerMs) == 1) continue;
+      *reason = ParkReason::kIdle;
+      return After::kPark;
     }
   }
 
@@ -380,9 +608,9 @@ class ServerImpl : public Server {
     req.raw_path = req.target.substr(0, q);
     if (q != std::string::npos) req.raw_query = req.target.substr(q + 1);
     for (const auto& field : msg) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      req.headers.emplace_back(std::move(name), std::string(field.value()));
+      auto name = field.name_string();
+      req.headers.emplace_back(AsciiLower(std::string_view(name.data(), name.size())),
+                               std::string(field.value()));
     }
     if (parser.content_length()) req.content_length = *parser.content_length();
     req.chunked = parser.chunked();
@@ -391,24 +619,28 @@ class ServerImpl : public Server {
   }
 
   // Closes the connection. With linger, first stops sending and drains what
-  // the client still sends for a moment, so it can read our response instead
-  // of getting a reset.
-  bool Close(Connection& conn, bool linger) {
+  // the client still sends, for a bounded time and byte count, so it can
+  // read our response instead of getting a reset.
+  After Close(Connection& conn, bool linger) {
     int fd = conn.socket.native_handle();
     if (linger) {
       ::shutdown(fd, SHUT_WR);
       char sink[16384];
       size_t drained = 0;
-      pollfd p{fd, POLLIN, 0};
-      while (drained < (8u << 20) && ::poll(&p, 1, 1000) == 1) {
+      const auto deadline = Clock::now() + std::chrono::milliseconds(options_.linger_ms);
+      while (drained < options_.max_linger_bytes) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        pollfd p{fd, POLLIN, 0};
+        if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) != 1) break;
         ssize_t n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
         if (n <= 0) break;
         drained += static_cast<size_t>(n);
       }
     }
+    conn.parser.reset();
     boost::system::error_code ec;
     conn.socket.close(ec);
-    return false;
+    return After::kClosed;
   }
 
   ServerOptions options_;
@@ -416,6 +648,9 @@ class ServerImpl : public Server {
   ErrorRenderer on_error_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
+  asio::steady_timer accept_backoff_;
+  int spare_fd_ = -1;
+  std::atomic<int> open_connections_{0};
   int port_ = 0;
   std::thread net_thread_;
   std::vector<std::thread> workers_;

@@ -23,6 +23,21 @@ struct ServerOptions {
   int worker_threads = 64;
   size_t max_header_bytes = 64 * 1024;
   int io_timeout_ms = 60 * 1000;  // one read/write making no progress
+  // The whole request head must arrive within this time of its first byte.
+  // A partial head waits on the network thread, never on a worker.
+  int header_timeout_ms = 20 * 1000;
+  // A keep-alive connection with no request for this long is closed.
+  int idle_timeout_ms = 60 * 1000;
+  // Request bodies: after the grace period the average rate must stay above
+  // this (a body may take grace + bytes / rate in all), else RequestTimeout.
+  uint64_t min_body_bytes_per_s = 4096;
+  int body_grace_ms = 10 * 1000;
+  // Open connections at most; one more is answered 503 and closed at once.
+  int max_connections = 8192;
+  // After an error response, what the client still sends is drained (so it
+  // reads the response instead of a reset) for at most this long / this much.
+  int linger_ms = 2000;
+  size_t max_linger_bytes = 8u << 20;
 };
 
 // Handles one request. `body` yields the decoded body (Content-Length or

@@ -1,93 +1,11 @@
 #include "http/server.h"
 
-#include <arpa/inet.h>
-#include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
+
+#include "http/server_test_util.h"
 
 namespace strata::http {
 namespace {
-
-// Echo handler: reads the whole body, answers 200 with it (or, for
-// /noread, answers without reading the body).
-class HttpServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ServerOptions o;
-    o.port = 0;
-    o.worker_threads = 4;
-    o.max_header_bytes = 8192;
-    o.io_timeout_ms = 2000;
-    auto s = Server::Start(
-        o,
-        [](const Request& req, ByteSource& body, ResponseWriter& out) {
-          std::string data;
-          if (req.raw_path != "/noread") {
-            char buf[1000];
-            while (true) {
-              auto n = body.Read(buf, sizeof(buf));
-              if (!n.ok()) {
-                out.Start(400, {}, 0).IgnoreError();
-                return;
-              }
-              if (*n == 0) break;
-              data.append(buf, *n);
-            }
-          }
-          std::string reply = req.method + " " + req.raw_path + " q=" + req.raw_query + " " + data;
-          if (out.Start(200, {{"X-Test", "1"}}, reply.size(), req.method != "HEAD").ok()) {
-            if (req.method != "HEAD") out.Write(reply).IgnoreError();
-          }
-        },
-        [](ProtocolError e, ResponseWriter& out) {
-          out.Start(e == ProtocolError::kHeaderTooLarge ? 431 : 400, {}, 0).IgnoreError();
-        });
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-  }
-
-  int Connect() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(server_->port()));
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    timeval tv{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
-  }
-  static void Send(int fd, const std::string& s) {
-    ASSERT_EQ(send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
-  }
-  // Reads until `count` complete responses (by Content-Length) or EOF.
-  static std::string ReadResponses(int fd, int count) {
-    std::string all;
-    char buf[4096];
-    while (true) {
-      int complete = 0;
-      size_t pos = 0;
-      while (true) {
-        size_t end = all.find("\r\n\r\n", pos);
-        if (end == std::string::npos) break;
-        size_t cl = all.find("Content-Length: ", pos);
-        size_t len = (cl != std::string::npos && cl < end) ? std::stoul(all.substr(cl + 16)) : 0;
-        if (all.compare(pos, 12, "HTTP/1.1 100") == 0) len = 0;
-        else if (all.size() < end + 4 + len) break;
-        else ++complete;
-        pos = end + 4 + len;
-      }
-      if (complete >= count) return all;
-      ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) return all;
-      all.append(buf, n);
-    }
-  }
-  std::unique_ptr<Server> server_;
-};
 
 TEST_F(HttpServerTest, ContentLengthBodyEcho) {
   int fd = Connect();

@@ -5,9 +5,22 @@
 namespace strata::http {
 
 bool TimedStream::Wait(short events, boost::system::error_code& ec) {
+  if (nonblocking_ && events == POLLIN) {
+    ec = boost::asio::error::would_block;
+    return false;
+  }
   pollfd p{fd_, events, 0};
   while (true) {
-    int r = ::poll(&p, 1, timeout_ms_);
+    int timeout = timeout_ms_;
+    if (deadline_) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+      if (left <= 0) {
+        ec = boost::asio::error::timed_out;
+        return false;
+      }
+      if (left < timeout) timeout = static_cast<int>(left);
+    }
+    int r = ::poll(&p, 1, timeout);
     if (r > 0) return true;
     if (r == 0) {
       ec = boost::asio::error::timed_out;

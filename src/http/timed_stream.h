@@ -1,6 +1,8 @@
 // A blocking stream over a connected socket fd where every read or write
-// waits at most timeout_ms for progress (poll), so a stalled client cannot
-// pin a worker thread forever. Models Beast's SyncReadStream.
+// waits at most timeout_ms for progress (poll), and never past an optional
+// deadline, so a stalled client cannot pin a worker thread forever. In
+// non-blocking mode a read with no bytes ready fails at once with
+// would_block (the caller parks the connection). Models Beast's SyncReadStream.
 #pragma once
 
 #include <poll.h>
@@ -11,6 +13,8 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 
 namespace strata::http {
 
@@ -40,12 +44,18 @@ class TimedStream {
   // Sends every byte of the iovecs; false with ec set on error/timeout.
   bool SendAll(iovec* iov, int count, boost::system::error_code& ec);
 
+  using Clock = std::chrono::steady_clock;
+  void SetDeadline(std::optional<Clock::time_point> deadline) { deadline_ = deadline; }
+  void SetNonBlocking(bool on) { nonblocking_ = on; }
+
  private:
   size_t Recv(void* data, size_t size, boost::system::error_code& ec);
   bool Wait(short events, boost::system::error_code& ec);
 
   int fd_;
   int timeout_ms_;
+  std::optional<Clock::time_point> deadline_;
+  bool nonblocking_ = false;
 };
 
 }  // namespace strata::http

@@ -90,7 +90,7 @@ class PosixReadableFile : public ReadableFile {
 class PosixFileSystem : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    int fd = OpenRetry(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = OpenRetry(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return PathError(path, errno);
     return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
   }
@@ -105,7 +105,7 @@ class PosixFileSystem : public FileSystem {
     // Create each prefix ending at a '/', then the whole path.
     for (size_t pos = path.find('/', 1);; pos = path.find('/', pos + 1)) {
       std::string prefix = path.substr(0, pos);
-      if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (!prefix.empty() && ::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
         return PathError(prefix, errno);
       }
       if (pos == std::string::npos) break;

@@ -81,6 +81,7 @@ namespace strata::s3 {
   X(kRequestTimeTooSkewed, "RequestTimeTooSkewed", 403,                                         \
     "The difference between the request time and the server's time is too large.")             \
   X(kServiceUnavailable, "ServiceUnavailable", 503, "Please reduce your request rate.")         \
+  X(kSlowDown, "SlowDown", 503, "Please reduce your request rate.")                             \
   X(kSignatureDoesNotMatch, "SignatureDoesNotMatch", 403,                                       \
     "The request signature we calculated does not match the signature you provided. Check "     \
     "your key and signing method.")                                                             \

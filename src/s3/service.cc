@@ -6,6 +6,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "s3/ops/object_write.h"
 #include "s3/post_policy.h"
 
 namespace strata::s3 {
@@ -140,11 +141,28 @@ void Service::SendError(const Error& error, const http::Request* req, std::strin
 }
 
 void Service::HandleProtocolError(http::ProtocolError error, http::ResponseWriter& out) {
+  using PE = http::ProtocolError;
   Error e = MakeError(ErrorCode::kInvalidRequest, "Malformed HTTP request");
-  if (error == http::ProtocolError::kHeaderTooLarge) {
-    e = MakeError(ErrorCode::kRequestHeaderSectionTooLarge);
-  } else if (error == http::ProtocolError::kTimeout) {
-    e = MakeError(ErrorCode::kRequestTimeout);
+  switch (error) {
+    case PE::kHeaderTooLarge: e = MakeError(ErrorCode::kRequestHeaderSectionTooLarge); break;
+    case PE::kTimeout:
+      e = MakeError(ErrorCode::kRequestTimeout,
+                    "Your socket connection to the server was not read from or written to "
+                    "within the timeout period.");
+      break;
+    case PE::kBadFraming:
+      e = MakeError(ErrorCode::kInvalidRequest,
+                    "Transfer-Encoding must end in chunked and cannot be combined with "
+                    "Content-Length.");
+      break;
+    case PE::kUnsupportedTransferCoding:
+      e = MakeError(ErrorCode::kNotImplemented,
+                    "A header you provided implies functionality that is not implemented: "
+                    "Transfer-Encoding other than chunked.");
+      break;
+    case PE::kOverloaded: e = MakeError(ErrorCode::kSlowDown); break;
+    case PE::kMalformed:
+    case PE::kUnsupportedMethod: break;
   }
   SendError(e, nullptr, "", NextRequestId(), out);
 }
@@ -169,6 +187,10 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
       return SendError(FromAuthError(*e), &req, resource, request_id, out);
     }
     auth_ctx = std::move(std::get<auth::AuthContext>(verified));
+  }
+
+  if (auto e = RefuseEncryptionHeaders(req.headers)) {
+    return SendError(*e, &req, resource, request_id, out);
   }
 
   // The body the operation reads: decoded and verified per the payload mode.

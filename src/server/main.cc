@@ -3,6 +3,11 @@
 //   strata admin drives|heal [bucket[/prefix]]   (talks to a running server)
 //   strata admin rebuild-index --drives ... [--data DIR]   (offline)
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <memory>
@@ -83,6 +88,34 @@ std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta
   return s;
 }
 
+// Everything strata writes (objects, metadata, credentials) is readable by
+// its own user only: files 0600, directories 0700, including RocksDB's.
+void RestrictFileModes(const Config& cfg) {
+  ::umask(0077);
+  std::vector<std::string> roots = cfg.drives;
+  roots.push_back(cfg.data_dir);
+  for (const std::string& dir : roots) {
+    // Only existing directories: a drive whose directory vanished is never
+    // recreated (the storage layer reports it); a new data dir is made 0700.
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
+      if (::chmod(dir.c_str(), st.st_mode & 0700) != 0) {
+        STRATA_LOG("cannot restrict the mode of %s: %s", dir.c_str(), std::strerror(errno));
+      }
+    }
+  }
+}
+
+// Each connection is a descriptor: take the hard limit (Debian's soft
+// default of 1024 is far below the connection cap).
+void RaiseDescriptorLimit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
 int RunServer(const std::vector<std::string>& args) {
   auto parsed = ParseServerArgs(args);
   if (auto* err = std::get_if<std::string>(&parsed)) {
@@ -90,6 +123,8 @@ int RunServer(const std::vector<std::string>& args) {
     return 2;
   }
   const Config& cfg = std::get<Config>(parsed);
+  RestrictFileModes(cfg);
+  RaiseDescriptorLimit();
   auto opened = OpenStorage(cfg, true);
   if (auto* err = std::get_if<std::string>(&opened)) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
@@ -163,9 +198,11 @@ int RunServer(const std::vector<std::string>& args) {
     std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
                 st.erasure->m());
   }
-  std::printf("  access key: %s\n  secret key: %s%s\n", root.access_key.c_str(),
-              root.secret_key.c_str(),
-              root.generated ? "   (generated; kept in DATA/root-credentials)" : "");
+  std::printf("  access key: %s\n", root.access_key.c_str());
+  if (root.generated) {  // shown once, when it is made; never again (logs are read by many)
+    std::printf("  secret key: %s   (generated; kept in DATA/root-credentials, mode 0600)\n",
+                root.secret_key.c_str());
+  }
   std::unique_ptr<kvcache::Server> kv;  // the KV-cache tier: same credentials and engine
   if (cfg.kv_listen_port >= 0) {
     auto started = kvcache::Server::Start(engine->get(), secrets,

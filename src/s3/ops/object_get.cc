@@ -135,6 +135,15 @@ std::optional<Error> CheckVersionId(const OpContext& ctx) {
 
 OpResult GetObject(OpContext& ctx, bool head) {
   if (auto e = CheckVersionId(ctx)) return *e;
+  for (const char* param : {"response-content-type", "response-content-encoding",
+                            "response-content-disposition", "response-content-language",
+                            "response-cache-control", "response-expires"}) {
+    const std::string* v = ctx.route.Query(param);
+    if (v && !http::IsSafeHeaderValue(*v)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string(param) + " contains characters not allowed in a header");
+    }
+  }
   auto reader = ctx.engine.OpenObject(ctx.route.bucket, ctx.route.key);
   if (!reader.ok()) {
     if (reader.status().code() == Code::kNotFound) return NotFoundError(ctx);

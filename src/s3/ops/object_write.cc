@@ -15,6 +15,13 @@ size_t Utf8Length(std::string_view s) {
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
 }
+
+// A header name as it may be shown in an error message: printable ASCII only.
+std::string ShownName(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, 128)) out.push_back(c > 0x20 && c < 0x7f ? c : '?');
+  return out;
+}
 }  // namespace
 
 std::variant<std::optional<std::string>, Error> ContentMd5(const http::Request& req) {
@@ -29,6 +36,18 @@ std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Reques
   object::ObjectHeaders h;
   size_t meta_bytes = 0;
   for (const auto& [name, value] : req.headers) {
+    const bool stored = name == "content-type" || name == "content-encoding" ||
+                        name == "content-disposition" || name == "content-language" ||
+                        name == "cache-control" || name == "expires" ||
+                        name.starts_with("x-amz-meta-");
+    // These come back as response headers on every GET: a control character
+    // (CR/LF above all, possible through POST form fields) would let a writer
+    // inject headers into other clients' responses.
+    if (stored && !http::IsSafeHeader(name, value)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "Header or metadata " + std::string(http::IsSafeHeader(name, "") ? "value" : "name") +
+                           " contains characters that are not allowed: " + ShownName(name));
+    }
     if (name == "content-type") h.content_type = value;
     else if (name == "content-encoding") h.content_encoding = value;
     else if (name == "content-disposition") h.content_disposition = value;
@@ -264,6 +283,22 @@ void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers)
   if (!alg) return;
   headers->emplace_back(std::string(ChecksumHeader(*alg)), rec.checksum_value);
   if (!rec.checksum_type.empty()) headers->emplace_back("x-amz-checksum-type", rec.checksum_type);
+}
+
+// Server-side encryption does not exist yet. A client that asks for it
+// (SSE-S3, SSE-KMS, SSE-C, or the SSE-C key of a copy source) must not get a
+// 200 and a plaintext object it believes encrypted: refuse instead.
+std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers) {
+  for (const auto& [name, value] : headers) {
+    if (name.starts_with("x-amz-server-side-encryption") ||
+        name.starts_with("x-amz-copy-source-server-side-encryption")) {
+      return MakeError(ErrorCode::kNotImplemented,
+                          "Server-side encryption is not implemented yet: the request was "
+                          "refused rather than storing or serving the data unencrypted "
+                          "(header " + name + ").");
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace strata::s3

@@ -76,4 +76,9 @@ bool EtagMatches(const std::string& header, const std::string& etag);
 // Adds x-amz-checksum-<alg> (and -type) of `rec` to the headers.
 void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers);
 
+// NotImplemented when a request (or a POST form, as headers) asks for
+// server-side encryption, which does not exist yet: never store plaintext
+// for a client that believes its data encrypted.
+std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers);
+
 }  // namespace strata::s3

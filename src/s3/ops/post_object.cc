@@ -173,6 +173,14 @@ OpResult PostObject(OpContext& ctx) {
   if (auto e = EvaluatePostPolicy(policy, fields, ctx.route.bucket, UnixNowNs() / 1000000)) {
     return e;
   }
+  // The redirect target becomes a Location header: no control characters.
+  for (const char* name : {"success_action_redirect", "redirect"}) {
+    const std::string* v = Field(fields, name);
+    if (v && !http::IsSafeHeaderValue(*v)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string(name) + " contains characters not allowed in a URL");
+    }
+  }
 
   // The fields that PUT takes as headers, as a request the PUT helpers read.
   http::Request as_put;
@@ -202,6 +210,7 @@ OpResult PostObject(OpContext& ctx) {
     if (auto e = ValidateTags(*tags)) return e;
     options.tags = std::move(*tags);
   }
+  if (auto e = RefuseEncryptionHeaders(as_put.headers)) return e;
   auto headers = HeadersFromRequest(as_put);
   if (auto* e = std::get_if<Error>(&headers)) return *e;
   auto checksum = ChecksumCheck::FromRequest(as_put);
