@@ -54,6 +54,18 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
     } else if (a == "--workers") {
       if (!(v = value()) || std::atoi(v->c_str()) <= 0) return "--workers needs a positive number";
       c.workers = std::atoi(v->c_str());
+    } else if (a == "--max-connections" || a == "--idle-timeout-s" || a == "--header-timeout-s" ||
+               a == "--min-body-rate") {
+      char* end = nullptr;
+      long n = (v = value()) ? std::strtol(v->c_str(), &end, 10) : -1;
+      if (!v || *end != '\0' || n < 0 || n > 1000000000 || (n == 0 && a != "--min-body-rate")) {
+        return a + " needs a positive number";
+      }
+      int& slot = a == "--max-connections"  ? c.max_connections
+                  : a == "--idle-timeout-s" ? c.idle_timeout_s
+                  : a == "--header-timeout-s" ? c.header_timeout_s
+                                              : c.min_body_bytes_per_s;
+      slot = static_cast<int>(n);
     } else if (a == "--drives") {
       if (!(v = value()) || v->empty()) return "--drives needs d1,d2,...";
       size_t pos = 0;

@@ -14,6 +14,12 @@ struct Config {
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";
   int workers = 64;
+  // S3 listener limits (http::ServerOptions): open connections, idle keep-alive
+  // time, whole-head deadline, minimum body rate after a 10 s grace (0: none).
+  int max_connections = 8192;
+  int idle_timeout_s = 60;
+  int header_timeout_s = 20;
+  int min_body_bytes_per_s = 4096;
   // Erasure-coded pool: data on these drives, metadata stays in data_dir.
   std::vector<std::string> drives;
   int ec_k = 0;   // 0: default for the drive count

@@ -38,6 +38,8 @@ constexpr char kUsage[] =
     "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
     "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
     "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off]\n"
+    "                [--max-connections N] [--idle-timeout-s S] [--header-timeout-s S]\n"
+    "                [--min-body-rate BYTES_PER_S]\n"
     "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
     "      generated on first start and kept in DIR/root-credentials.\n"
     "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
@@ -180,6 +182,10 @@ int RunServer(const std::vector<std::string>& args) {
   opts.host = cfg.listen_host;
   opts.port = cfg.listen_port;
   opts.worker_threads = cfg.workers;
+  opts.max_connections = cfg.max_connections;
+  opts.idle_timeout_ms = cfg.idle_timeout_s * 1000;
+  opts.header_timeout_ms = cfg.header_timeout_s * 1000;
+  opts.min_body_bytes_per_s = static_cast<uint64_t>(cfg.min_body_bytes_per_s);
   auto server = http::Server::Start(
       opts,
       [&service](const http::Request& req, ByteSource& body, http::ResponseWriter& out) {
