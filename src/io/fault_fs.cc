@@ -71,8 +71,36 @@ void FaultFileSystem::ClearRules() {
   rules_.clear();
 }
 
+void FaultFileSystem::CutPowerAfter(long n) {
+  std::lock_guard lock(mu_);
+  power_budget_ = n;
+}
+
+bool FaultFileSystem::ConsumeMutatingOp() {
+  std::lock_guard lock(mu_);
+  return ConsumeLocked();
+}
+
+bool FaultFileSystem::ConsumeLocked() {
+  ++mutating_ops_;
+  if (power_budget_ < 0) return true;
+  if (power_budget_ == 0) return false;
+  --power_budget_;
+  return true;
+}
+
+long FaultFileSystem::mutating_ops() const {
+  std::lock_guard lock(mu_);
+  return mutating_ops_;
+}
+
 Status FaultFileSystem::Check(FaultOp op, const std::string& path, long* torn_bytes) {
   std::lock_guard lock(mu_);
+  if (op != FaultOp::kRead && !ConsumeLocked()) {
+    ++injected_;
+    if (torn_bytes != nullptr) *torn_bytes = -1;
+    return IOError("power cut (injected) at " + path);
+  }
   for (FaultRule& rule : rules_) {
     if (rule.op != op || path.find(rule.path_substring) == std::string::npos) continue;
     if (rule.skip > 0) {

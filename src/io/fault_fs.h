@@ -47,6 +47,15 @@ class FaultFileSystem : public FileSystem {
   void ClearRules();
   int faults_injected() const { return injected_.load(); }
 
+  // Power-cut point: after `n` more mutating calls (every op but kRead) each
+  // later one fails with IOError, as if the machine stopped there; a test
+  // then calls MemFileSystem::SimulateCrash. n < 0 switches it off.
+  void CutPowerAfter(long n);
+  // For other stores that share the same sequence of operations (a metadata
+  // store wrapper in tests): counts one mutating op; false once power is cut.
+  bool ConsumeMutatingOp();
+  long mutating_ops() const;  // mutating calls seen so far (cut or not)
+
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
   Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
@@ -63,8 +72,12 @@ class FaultFileSystem : public FileSystem {
   Status Check(FaultOp op, const std::string& path, long* torn_bytes = nullptr);
 
  private:
+  bool ConsumeLocked();  // mu_ held
+
   FileSystem* base_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  long power_budget_ = -1;
+  long mutating_ops_ = 0;
   std::vector<FaultRule> rules_;
   std::atomic<int> injected_{0};
 };

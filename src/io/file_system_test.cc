@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "io/fault_fs.h"
+#include "io/dirs.h"
 #include "io/mem_fs.h"
 
 namespace strata::io {
@@ -145,7 +146,10 @@ TEST(PosixFileSystemTest, DiskFullIsResourceExhausted) {
 
 class MemCrashTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(fs_->CreateDirs("/d").ok()); }
+  void SetUp() override {
+    ASSERT_TRUE(fs_->CreateDirs("/d").ok());
+    ASSERT_TRUE(fs_->SyncDir("/").ok());  // makes /d itself durable
+  }
   std::unique_ptr<MemFileSystem> fs_ = NewMemFileSystem();
 };
 
@@ -168,7 +172,24 @@ TEST_F(MemCrashTest, CreateWithoutSyncDirVanishes) {
   WriteFile(fs_.get(), "/d/f", "data");  // data synced, entry not
   fs_->SimulateCrash();
   EXPECT_FALSE(fs_->FileExists("/d/f"));
-  EXPECT_TRUE(fs_->FileExists("/d"));  // directories are durable at once
+  EXPECT_TRUE(fs_->FileExists("/d"));  // its parent was synced after it was made
+}
+
+TEST_F(MemCrashTest, DirectoryNeedsItsParentSynced) {
+  ASSERT_TRUE(fs_->CreateDirs("/d/new/deeper").ok());
+  WriteFile(fs_.get(), "/d/new/deeper/f", "x");
+  ASSERT_TRUE(fs_->SyncDir("/d/new/deeper").ok());  // the file's entry, not the dirs'
+  fs_->SimulateCrash();
+  EXPECT_FALSE(fs_->FileExists("/d/new"));  // gone, and everything below it
+  EXPECT_FALSE(fs_->FileExists("/d/new/deeper/f"));
+
+  ASSERT_TRUE(fs_->CreateDirs("/d/new/deeper").ok());
+  WriteFile(fs_.get(), "/d/new/deeper/f", "x");
+  ASSERT_TRUE(fs_->SyncDir("/d/new/deeper").ok());
+  ASSERT_TRUE(fs_->SyncDir("/d/new").ok());
+  ASSERT_TRUE(fs_->SyncDir("/d").ok());
+  fs_->SimulateCrash();
+  EXPECT_EQ(ReadFile(fs_.get(), "/d/new/deeper/f"), "x");
 }
 
 TEST_F(MemCrashTest, SyncedEntryWithUnsyncedDataSurvivesEmpty) {
@@ -300,6 +321,22 @@ TEST_F(FaultFsTest, NamespaceOpsAndReads) {
   fs_.ClearRules();
   EXPECT_TRUE(fs_.SyncDir("/d").ok());
   EXPECT_EQ(fs_.faults_injected(), 4);
+}
+
+}  // namespace
+}  // namespace strata::io
+
+namespace strata::io {
+namespace {
+
+TEST(CreateDirsDurablyTest, NewChainSurvivesPowerLoss) {
+  auto fs = NewMemFileSystem();
+  ASSERT_TRUE(CreateDirsDurably(fs.get(), "/a/b/c").ok());
+  ASSERT_TRUE(CreateDirsDurably(fs.get(), "/a/b/c").ok());  // existing: nothing to do
+  ASSERT_TRUE(fs->CreateDirs("/a/plain").ok());              // for contrast
+  fs->SimulateCrash();
+  EXPECT_TRUE(fs->FileExists("/a/b/c"));
+  EXPECT_FALSE(fs->FileExists("/a/plain"));
 }
 
 }  // namespace

@@ -11,8 +11,10 @@
 //    a crash copies `durable` back. So a created-but-unsynced-dir file
 //    vanishes, an unsynced rename is undone, and an unsynced remove reappears.
 //    A rename across directories needs a SyncDir of both.
-//  - Directories themselves: CreateDirs is durable at once (simplification:
-//    servers build their tree at start-up, and there is no RemoveDir).
+//  - Directories themselves are entries of their parent like files: a
+//    directory made by CreateDirs survives a crash only once its parent was
+//    synced (SyncDir) after it was made; one that does not survive takes
+//    everything below it along. (There is no RemoveDir.)
 //  - Truncating an existing file (NewWritableFile on it) is durable at once
 //    and loses the old bytes: the pessimistic reading.
 //  - Handles opened before a crash are cut off: surviving files get fresh
@@ -27,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace strata::io {
 namespace {
@@ -89,7 +92,8 @@ class MemReadableFile : public ReadableFile {
 struct Dir {
   std::map<std::string, NodePtr> live;     // files as callers see them
   std::map<std::string, NodePtr> durable;  // files as of the last SyncDir
-  std::set<std::string> subdirs;           // durable at once, see the model above
+  std::set<std::string> subdirs;           // subdirectories as callers see them
+  std::set<std::string> durable_subdirs;   // as of the last SyncDir
 };
 
 // "a/b/c" -> {"a/b", "c"}; the parent of a top-level name is the root "".
@@ -197,6 +201,7 @@ class MemFileSystemImpl : public MemFileSystem {
     auto it = dirs_.find(Normalize(path));
     if (it == dirs_.end()) return ErrnoStatus(ENOENT, path);
     it->second.durable = it->second.live;
+    it->second.durable_subdirs = it->second.subdirs;
     return Status::OK();
   }
 
@@ -226,6 +231,22 @@ class MemFileSystemImpl : public MemFileSystem {
 
   void SimulateCrash() override {
     std::lock_guard lock(mu_);
+    // Directories not durably linked from the root are gone, with their contents.
+    std::set<std::string> reachable = {""};
+    std::vector<std::string> todo = {""};
+    while (!todo.empty()) {
+      std::string path = std::move(todo.back());
+      todo.pop_back();
+      Dir& dir = dirs_[path];
+      for (const std::string& sub : dir.durable_subdirs) {
+        std::string child = path.empty() ? sub : path + "/" + sub;
+        if (reachable.insert(child).second) todo.push_back(child);
+      }
+      dir.subdirs = dir.durable_subdirs;
+    }
+    for (auto it = dirs_.begin(); it != dirs_.end();) {
+      it = reachable.count(it->first) ? std::next(it) : dirs_.erase(it);
+    }
     // One fresh node per surviving inode, so a file kept under two names
     // (a cross-directory rename synced on one side only) stays one file.
     std::map<Node*, NodePtr> fresh;

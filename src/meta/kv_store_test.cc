@@ -1,4 +1,5 @@
 #include "meta/kv_store.h"
+#include "meta/mem_store.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -160,6 +161,33 @@ INSTANTIATE_TEST_SUITE_P(All, KvStoreTest, ::testing::Values("rocksdb", "mem"),
 TEST(RocksDbStoreTest, OpenFailureIsAnError) {
   auto store = OpenRocksDbStore("/proc/strata-cannot-create-here");
   EXPECT_FALSE(store.ok());
+}
+
+}  // namespace
+}  // namespace strata::meta
+
+namespace strata::meta {
+namespace {
+
+TEST(MemKvStoreTest, PowerLossDropsWritesNoSyncCovered) {
+  auto kv = NewMemKvStore();
+  WriteBatch a, b, c;
+  a.Put("a", "1");
+  b.Put("b", "2");
+  c.Put("c", "3");
+  ASSERT_TRUE(kv->Write(a, /*sync=*/false).ok());
+  ASSERT_TRUE(kv->Write(b, /*sync=*/true).ok());  // makes a durable too
+  ASSERT_TRUE(kv->Write(c, /*sync=*/false).ok());
+  EXPECT_EQ(**kv->Get("c"), "3");  // visible before the crash
+  kv->SimulateCrash();
+  EXPECT_EQ(**kv->Get("a"), "1");
+  EXPECT_EQ(**kv->Get("b"), "2");
+  EXPECT_FALSE(kv->Get("c")->has_value());
+  WriteBatch d;
+  d.Delete("a");
+  ASSERT_TRUE(kv->Write(d, /*sync=*/false).ok());
+  kv->SimulateCrash();  // an unsynced delete is undone
+  EXPECT_EQ(**kv->Get("a"), "1");
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// In-memory KvStore twin for tests: an ordered map under one mutex.
+// In-memory KvStore twin for tests: an ordered map under one mutex, with the
+// power-loss model of mem_store.h.
+#include "meta/mem_store.h"
+
 #include <map>
 #include <mutex>
-
-#include "meta/kv_store.h"
+#include <vector>
 
 namespace strata::meta {
 namespace {
@@ -29,7 +31,7 @@ class MemIterator : public KvIterator {
   Map::const_iterator it_;
 };
 
-class MemStore : public KvStore {
+class MemStore : public MemKvStore {
  public:
   Status Checkpoint(const std::string&) override {
     return NotImplemented("the in-memory store has no checkpoints");
@@ -41,14 +43,13 @@ class MemStore : public KvStore {
     return std::optional<std::string>(it->second);
   }
 
-  Status Write(const WriteBatch& batch, bool /*sync: memory has nothing to sync*/) override {
+  Status Write(const WriteBatch& batch, bool sync) override {
     std::lock_guard lock(mu_);  // one lock for the whole batch: atomic to readers
-    for (const WriteBatch::Op& op : batch.ops()) {
-      if (op.is_delete) {
-        map_.erase(op.key);
-      } else {
-        map_.insert_or_assign(op.key, op.value);
-      }
+    Apply(batch, &map_);
+    unsynced_.push_back(batch);
+    if (sync) {  // the WAL sync covers every earlier batch too
+      for (const WriteBatch& b : unsynced_) Apply(b, &durable_);
+      unsynced_.clear();
     }
     return Status::OK();
   }
@@ -58,13 +59,32 @@ class MemStore : public KvStore {
     return std::make_unique<MemIterator>(map_);
   }
 
+  void SimulateCrash() override {
+    std::lock_guard lock(mu_);
+    map_ = durable_;
+    unsynced_.clear();
+  }
+
  private:
+  static void Apply(const WriteBatch& batch, Map* map) {
+    for (const WriteBatch::Op& op : batch.ops()) {
+      if (op.is_delete) {
+        map->erase(op.key);
+      } else {
+        map->insert_or_assign(op.key, op.value);
+      }
+    }
+  }
+
   std::mutex mu_;
-  Map map_;
+  Map map_;                          // what readers see
+  Map durable_;                      // as of the last synced write
+  std::vector<WriteBatch> unsynced_;  // applied to map_ but not yet durable
 };
 
 }  // namespace
 
 std::unique_ptr<KvStore> NewMemStore() { return std::make_unique<MemStore>(); }
+std::unique_ptr<MemKvStore> NewMemKvStore() { return std::make_unique<MemStore>(); }
 
 }  // namespace strata::meta

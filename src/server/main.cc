@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "http/server.h"
+#include "io/dirs.h"
 #include "io/file_system.h"
 #include "kvcache/server.h"
 #include "meta/kv_store.h"
@@ -64,7 +65,7 @@ struct Storage {
 std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta) {
   Storage s;
   s.fs = io::NewPosixFileSystem();
-  if (Status st = s.fs->CreateDirs(cfg.data_dir); !st.ok()) {
+  if (Status st = io::CreateDirsDurably(s.fs.get(), cfg.data_dir); !st.ok()) {
     return "cannot create data dir: " + st.ToString();
   }
   if (open_meta) {

@@ -15,6 +15,7 @@
 #include "common/encoding.h"
 #include "common/log.h"
 #include "ec/erasure_code.h"
+#include "io/dirs.h"
 #include "storage/shard_format.h"
 
 namespace strata::storage {
@@ -269,7 +270,7 @@ class ErasureStoreImpl final : public ErasureDataStore {
     auto file = fs_->NewWritableFile(path);
     if (file.ok() || file.status().code() != Code::kNotFound) return file;
     if (!fs_->FileExists(drives_[i].path + "/format")) RETURN_IF_ERROR(ReformatWiped(i));
-    RETURN_IF_ERROR(fs_->CreateDirs(path.substr(0, path.rfind('/'))));
+    RETURN_IF_ERROR(io::CreateDirsDurably(fs_, path.substr(0, path.rfind('/'))));
     return fs_->NewWritableFile(path);
   }
 
@@ -1317,7 +1318,7 @@ Result<std::unique_ptr<ErasureDataStore>> ErasureDataStore::Open(io::FileSystem*
                    "replace the drive; it is then formatted and refilled by heal)";
         continue;
       }
-      Status st = fs->CreateDirs(d.path);
+      Status st = io::CreateDirsDurably(fs, d.path);
       if (!st.ok()) {
         d.state = DriveState::kMissing;
         d.detail = "drive directory missing and cannot be created: " + st.ToString();

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "io/dirs.h"
+
 namespace strata::storage {
 
 namespace {
@@ -65,7 +67,7 @@ class PlainDataStore : public DataStore {
     for (int i = 0; i < 256; ++i) {
       char sub[8];
       std::snprintf(sub, sizeof(sub), "%02x", i);
-      RETURN_IF_ERROR(fs_->CreateDirs(root_ + "/objects/" + sub));
+      RETURN_IF_ERROR(io::CreateDirsDurably(fs_, root_ + "/objects/" + sub));
     }
     return Status::OK();
   }
