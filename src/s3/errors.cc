@@ -31,6 +31,10 @@ Error FromStatus(const Status& status, ErrorCode not_found) {
     case Code::kUnavailable: return MakeError(ErrorCode::kServiceUnavailable);
     case Code::kPreconditionFailed: return MakeError(ErrorCode::kPreconditionFailed);
     case Code::kInvalidArgument: return MakeError(ErrorCode::kInvalidArgument, status.message());
+    case Code::kCorruption:
+      return MakeError(ErrorCode::kInternalError,
+                       "The object's stored data failed its checksum and is not served; the "
+                       "server log names the damaged file.");
     default: return MakeError(ErrorCode::kInternalError);
   }
 }

@@ -1,6 +1,8 @@
 // PlainDataStore: one file per data id under ROOT/objects/<id[0..2]>/<id>,
-// no checksums, no redundancy. The single-directory layout of the first
-// release; kept for tests and as the simplest DataStore.
+// the single-directory layout of `strata server --data DIR`: no redundancy,
+// but a CRC32C per 64 KiB block (footer format in docs/formats/data-files.md)
+// checked on every read, so bitrot fails a read (Corruption) instead of being
+// served. Files written before the footer existed are read unverified.
 #pragma once
 
 #include <memory>
