@@ -211,6 +211,7 @@ class ObjectEngine {
   friend class ObjectWriter;
   ObjectEngine(storage::DataStore* data, meta::KvStore* kv);
   Status Recover();
+  Status SweepUnreferencedData();
   std::string NewFileId();
   uint64_t NextVersionStamp();
   Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -59,6 +60,11 @@ class DataStore {
   // an erasure-coded pool keeps everything on the drives so that the index
   // can be rebuilt from them).
   virtual size_t inline_max_bytes() const = 0;
+  // Every data id the store holds (for the orphan sweep); NotImplemented
+  // where the store cannot enumerate itself cheaply.
+  virtual Result<std::vector<std::string>> ListIds() {
+    return NotImplemented("this data store cannot list its ids");
+  }
 };
 
 }  // namespace strata::storage

@@ -205,6 +205,18 @@ class PlainDataStore : public DataStore {
   }
   Status Remove(const std::string& id) override { return fs_->RemoveFile(Path(id)); }
   size_t inline_max_bytes() const override { return 128 * 1024; }
+  Result<std::vector<std::string>> ListIds() override {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 256; ++i) {
+      char sub[8];
+      std::snprintf(sub, sizeof(sub), "%02x", i);
+      ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(root_ + "/objects/" + sub));
+      for (std::string& name : names) {
+        if (name.starts_with(sub)) ids.push_back(std::move(name));  // ids start with their dir
+      }
+    }
+    return ids;
+  }
 
   Status Init() {
     for (int i = 0; i < 256; ++i) {
