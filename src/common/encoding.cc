@@ -1,5 +1,6 @@
 #include "common/encoding.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <openssl/evp.h>
@@ -180,6 +181,85 @@ bool GetLengthPrefixed(std::string_view* in, std::string_view* out) {
   *out = in->substr(0, len);
   in->remove_prefix(len);
   return true;
+}
+
+namespace {
+
+// One encoded-word at the start of `s` ("=?charset?enc?text?="): its decoded
+// bytes and length, or nullopt when it is not one this decoder takes.
+std::optional<std::pair<std::string, size_t>> DecodeEncodedWord(std::string_view s) {
+  if (!s.starts_with("=?")) return std::nullopt;
+  size_t q1 = s.find('?', 2);
+  if (q1 == std::string_view::npos || q1 + 2 >= s.size() || s[q1 + 2] != '?') return std::nullopt;
+  std::string charset = AsciiLower(s.substr(2, q1 - 2));
+  if (charset != "utf-8" && charset != "us-ascii") return std::nullopt;
+  char enc = static_cast<char>(s[q1 + 1] | 0x20);
+  size_t text_start = q1 + 3;
+  size_t end = s.find("?=", text_start);
+  if (end == std::string_view::npos) return std::nullopt;
+  std::string_view text = s.substr(text_start, end - text_start);
+  std::string out;
+  if (enc == 'b') {
+    auto decoded = Base64Decode(text);
+    if (!decoded) return std::nullopt;
+    out = std::move(*decoded);
+  } else if (enc == 'q') {
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '_') {
+        out.push_back(' ');
+      } else if (text[i] == '=') {
+        if (i + 2 >= text.size()) return std::nullopt;
+        auto byte = HexDecode(AsciiLower(text.substr(i + 1, 2)));
+        if (!byte) return std::nullopt;
+        out.append(*byte);
+        i += 2;
+      } else {
+        out.push_back(text[i]);
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(out), end + 2);
+}
+
+}  // namespace
+
+std::string Rfc2047Decode(std::string_view s) {
+  std::string out;
+  bool last_was_word = false;
+  size_t pending_blanks = 0;  // blanks between two encoded-words are dropped (RFC 2047 §6.2)
+  while (!s.empty()) {
+    if (auto word = DecodeEncodedWord(s)) {
+      if (!last_was_word) out.append(pending_blanks, ' ');
+      pending_blanks = 0;
+      out.append(word->first);
+      s.remove_prefix(word->second);
+      last_was_word = true;
+      continue;
+    }
+    if (s.front() == ' ' && last_was_word) {
+      ++pending_blanks;
+      s.remove_prefix(1);
+      continue;
+    }
+    out.append(pending_blanks, ' ');
+    pending_blanks = 0;
+    out.push_back(s.front());
+    s.remove_prefix(1);
+    last_was_word = false;
+  }
+  out.append(pending_blanks, ' ');
+  return out;
+}
+
+std::string Rfc2047EncodeIfNeeded(std::string_view s) {
+  bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    unsigned char u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f;
+  });
+  if (plain) return std::string(s);
+  return "=?UTF-8?B?" + Base64Encode(s) + "?=";
 }
 
 }  // namespace strata

@@ -28,6 +28,14 @@ std::string_view TrimBlanks(std::string_view s);
 // True if `s` is well-formed UTF-8 (no overlongs, no surrogates).
 bool IsValidUtf8(std::string_view s);
 
+// RFC 2047 encoded-words, as S3 uses them for non-ASCII user metadata: the
+// decoder replaces each "=?UTF-8?B?...?=" / "=?UTF-8?Q?...?=" (charset UTF-8
+// or US-ASCII, any case) with its bytes and leaves anything else as it is;
+// the encoder returns `s` unchanged when it is printable ASCII, else one
+// "=?UTF-8?B?<base64>?=" word.
+std::string Rfc2047Decode(std::string_view s);
+std::string Rfc2047EncodeIfNeeded(std::string_view s);
+
 // Binary coding (little-endian fixed, LEB128 varints, length-prefixed strings).
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);

@@ -155,3 +155,28 @@ TEST(Fixed64Test, BigEndianRoundTrip) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(Rfc2047Test, DecodesUtf8WordsAndLeavesTheRest) {
+  EXPECT_EQ(Rfc2047Decode("plain"), "plain");
+  EXPECT_EQ(Rfc2047Decode("=?UTF-8?B?Y2Fmw6k=?="), "caf\xc3\xa9");
+  EXPECT_EQ(Rfc2047Decode("=?utf-8?q?caf=C3=A9_au_lait?="), "caf\xc3\xa9 au lait");
+  EXPECT_EQ(Rfc2047Decode("a =?UTF-8?B?w6k=?= =?UTF-8?B?w6k=?= b"), "a \xc3\xa9\xc3\xa9 b");
+  EXPECT_EQ(Rfc2047Decode("=?ISO-2022-JP?B?abc?="), "=?ISO-2022-JP?B?abc?=");  // not ours
+  EXPECT_EQ(Rfc2047Decode("=?UTF-8?B?not base64!?="), "=?UTF-8?B?not base64!?=");
+  EXPECT_EQ(Rfc2047Decode("=?UTF-8?Q?bad=Z?="), "=?UTF-8?Q?bad=Z?=");
+  EXPECT_EQ(Rfc2047Decode("=?UTF-8?Q?cut="), "=?UTF-8?Q?cut=");
+}
+
+TEST(Rfc2047Test, EncodesOnlyWhatIsNotPrintableAscii) {
+  EXPECT_EQ(Rfc2047EncodeIfNeeded("max-age=60"), "max-age=60");
+  std::string v = "caf\xc3\xa9 \xe6\x9d\xb1\xe4\xba\xac";
+  EXPECT_EQ(Rfc2047EncodeIfNeeded(v), "=?UTF-8?B?" + Base64Encode(v) + "?=");
+  EXPECT_EQ(Rfc2047Decode(Rfc2047EncodeIfNeeded(v)), v);
+  EXPECT_EQ(Rfc2047Decode(Rfc2047EncodeIfNeeded("a\r\nb")), "a\r\nb");
+}
+
+}  // namespace
+}  // namespace strata

@@ -23,6 +23,19 @@ std::string NewUploadId(uint64_t stamp) {
 bool IsUploadId(const std::string& id) {
   return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
+
+// Whether `rec` is what completing `upload_id` with `wanted` produced: made
+// by that upload, from the same parts (by ETag, in order).
+bool CompletedFrom(const ObjectRecord& rec, const std::string& upload_id,
+                   const std::vector<CompletePart>& wanted) {
+  if (rec.upload_id.empty() || rec.upload_id != upload_id || rec.parts.size() != wanted.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (rec.parts[i].etag != wanted[i].etag) return false;
+  }
+  return true;
+}
 }  // namespace
 
 Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const std::string& key,
@@ -133,7 +146,17 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
   std::lock_guard upload_lock(UploadLock(upload_id));
-  ASSIGN_OR_RETURN(UploadRecord upload, GetUpload(bucket, key, upload_id));
+  auto found_upload = GetUpload(bucket, key, upload_id);
+  if (!found_upload.ok()) {
+    // A retried Complete (the first response was lost) finds the upload gone
+    // and the object it made: answer with that object, as AWS does.
+    if (found_upload.status().code() == Code::kNotFound) {
+      ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
+      if (latest && CompletedFrom(latest->second, upload_id, wanted)) return latest->second;
+    }
+    return found_upload.status();
+  }
+  UploadRecord upload = std::move(found_upload).value();
   ASSIGN_OR_RETURN(auto stored, ListParts(upload_id));
   if (wanted.empty()) {
     *problem = CompleteProblem::kInvalidPart;
@@ -173,6 +196,7 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   rec.storage_class = upload.storage_class;
   rec.checksum_algorithm = upload.checksum_algorithm;
   rec.checksum_type = upload.checksum_type;
+  rec.upload_id = upload_id;
   if (object_checksum) {
     ASSIGN_OR_RETURN(rec.checksum_value, object_checksum(rec));
   }

@@ -5,7 +5,7 @@
 namespace strata::object {
 
 namespace {
-constexpr char kObjectFormat = 2;  // 1 = without the extension fields
+constexpr char kObjectFormat = 3;  // 1 = without the extension fields, 2 = without upload_id
 constexpr char kUploadFormat = 1;
 constexpr char kPartFormat = 1;
 constexpr char kBucketFormat = 1;
@@ -101,12 +101,15 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   PutLengthPrefixed(&out, r.checksum_type);
   PutPairs(&out, r.tags);
   PutLengthPrefixed(&out, r.storage_class);
+  // Format 3 extension.
+  PutLengthPrefixed(&out, r.upload_id);
   return out;
 }
 
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
-  if (in.empty() || (in[0] != 1 && in[0] != kObjectFormat)) return std::nullopt;
-  const bool extended = in[0] == kObjectFormat;
+  if (in.empty() || in[0] < 1 || in[0] > kObjectFormat) return std::nullopt;
+  const char format = in[0];
+  const bool extended = format >= 2;
   in.remove_prefix(1);
   ObjectRecord r;
   uint64_t flags, mtime;
@@ -135,6 +138,7 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
       return std::nullopt;
     }
   }
+  if (format >= 3 && !GetString(&in, &r.upload_id)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   if (r.is_inline && r.inline_data.size() != r.size_bytes) return std::nullopt;
   return r;

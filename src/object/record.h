@@ -52,6 +52,7 @@ struct ObjectRecord {
   std::string checksum_type;
   Tags tags;
   std::string storage_class;  // "" = STANDARD
+  std::string upload_id;      // the multipart upload that completed into it ("" if none)
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;

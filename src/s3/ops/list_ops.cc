@@ -35,9 +35,9 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
   std::string token = Get(r, "continuation-token");
   if (v2) {
     params.start_after = Get(r, "start-after");
-    if (r.Has("continuation-token")) {
+    if (!token.empty()) {  // an empty token starts at the beginning (as AWS)
       auto decoded = Base64Decode(token);
-      if (!decoded || token.empty()) {
+      if (!decoded) {
         return MakeError(ErrorCode::kInvalidArgument, "The continuation token provided is incorrect");
       }
       params.start_after = *decoded;
@@ -52,7 +52,9 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
   XmlWriter w;
   w.Open("ListBucketResult");
   w.Element("Name", r.bucket);
-  w.Element("Prefix", enc(params.prefix));
+  // V2 encodes Prefix with the keys; V1 returns it as sent (SDKs decode
+  // Delimiter, Marker, NextMarker, keys and common prefixes there, not Prefix).
+  w.Element("Prefix", v2 ? enc(params.prefix) : params.prefix);
   if (v2) {
     if (r.Has("continuation-token")) w.Element("ContinuationToken", token);
     if (r.Has("start-after")) w.Element("StartAfter", enc(Get(r, "start-after")));

@@ -2,6 +2,7 @@
 // response-* overrides, streamed body.
 #include <memory>
 
+#include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 
@@ -96,7 +97,9 @@ void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, htt
   for (const auto& f : fields) {
     if (const std::string* v = pick(f.param, f.stored)) h->emplace_back(f.header, *v);
   }
-  for (const auto& [name, value] : oh.user_metadata) h->emplace_back("x-amz-meta-" + name, value);
+  for (const auto& [name, value] : oh.user_metadata) {
+    h->emplace_back("x-amz-meta-" + name, Rfc2047EncodeIfNeeded(value));  // as AWS: mail-safe
+  }
 }
 
 }  // namespace

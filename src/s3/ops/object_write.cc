@@ -56,8 +56,11 @@ std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Reques
     else if (name == "expires") h.expires = value;
     else if (name.starts_with("x-amz-meta-")) {
       std::string meta_name = name.substr(11);
-      meta_bytes += meta_name.size() + value.size();
-      h.user_metadata.emplace_back(std::move(meta_name), value);
+      // Non-ASCII values arrive RFC 2047-encoded (or as raw UTF-8) and are
+      // stored decoded; GET/HEAD encode them again (object_get.cc).
+      std::string decoded = Rfc2047Decode(value);
+      meta_bytes += meta_name.size() + decoded.size();
+      h.user_metadata.emplace_back(std::move(meta_name), std::move(decoded));
     }
   }
   // aws-chunked is a transfer detail of SigV4 streaming, not a stored encoding.
@@ -212,6 +215,10 @@ std::optional<Error> ChecksumCheck::Finish(const OpContext& ctx) {
 }
 
 std::variant<std::optional<uint64_t>, Error> DeclaredSize(const http::Request& req) {
+  // The wire framing comes first: a body with neither Content-Length nor
+  // chunked framing has no knowable length (AWS: 411), whatever
+  // x-amz-decoded-content-length says.
+  if (!req.content_length && !req.chunked) return MakeError(ErrorCode::kMissingContentLength);
   if (const std::string* decoded = req.Header("x-amz-decoded-content-length")) {
     if (decoded->empty() || decoded->size() > 19 ||
         decoded->find_first_not_of("0123456789") != std::string::npos) {
@@ -220,8 +227,7 @@ std::variant<std::optional<uint64_t>, Error> DeclaredSize(const http::Request& r
     return std::optional<uint64_t>(std::stoull(*decoded));
   }
   if (req.content_length) return std::optional<uint64_t>(*req.content_length);
-  if (req.chunked) return std::optional<uint64_t>();
-  return MakeError(ErrorCode::kMissingContentLength);
+  return std::optional<uint64_t>();  // chunked: known at its end
 }
 
 std::optional<Error> StreamBodyInto(OpContext& ctx, object::ObjectWriter& writer,
