@@ -1,6 +1,7 @@
-// AWS Signature Version 4 for S3: verification of the Authorization header and
-// of presigned query URLs, plus the streaming aws-chunked body decoder that
-// verifies every chunk signature. Pure logic over a RequestView: no sockets.
+// Request authentication for S3: the Verifier checks AWS Signature Version 4
+// (Authorization header and presigned query URLs) and, unless switched off,
+// Signature Version 2 (sigv2.h). Signed aws-chunked bodies are decoded by
+// aws_chunked.h. Pure logic over a RequestView: no sockets.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,6 @@
 #include <variant>
 #include <vector>
 
-#include "common/byte_source.h"
 #include "common/status.h"
 
 namespace strata::auth {
@@ -44,23 +44,29 @@ enum class AuthErrorKind {
   kMissing,                  // no credentials at all -> AccessDenied
   kMalformedHeader,          // AuthorizationHeaderMalformed
   kMalformedQuery,           // AuthorizationQueryParametersError
-  kUnsupportedAlgorithm,     // e.g. AWS4-ECDSA or SigV2 -> InvalidRequest / NotImplemented
+  kUnsupportedAlgorithm,     // e.g. AWS4-ECDSA, or SigV2 when it is off -> InvalidRequest
   kInvalidAccessKeyId,       // InvalidAccessKeyId
   kSignatureDoesNotMatch,    // SignatureDoesNotMatch
   kRequestTimeTooSkewed,     // RequestTimeTooSkewed (header auth, > 15 min)
   kExpired,                  // presigned URL expired -> AccessDenied "Request has expired"
+  kNotYetValid,              // presigned URL dated ahead -> AccessDenied "Request is not valid yet"
   kMissingDate,              // no x-amz-date/date -> AccessDenied
   kInvalidContentSha256,     // x-amz-content-sha256 missing/invalid -> InvalidArgument
+  kHeadersNotSigned,         // x-amz-* headers outside the signature -> AccessDenied
 };
 
 struct AuthError {
   AuthErrorKind kind;
   std::string message;
+  std::vector<std::string> headers_not_signed;  // kHeadersNotSigned: the names, sorted
 };
+
+enum class SignatureVersion { kV4, kV2 };
 
 // Everything later stages need once the request is authenticated.
 struct AuthContext {
   std::string access_key;
+  SignatureVersion version = SignatureVersion::kV4;
   PayloadMode payload_mode = PayloadMode::kUnsignedPayload;
   std::string payload_sha256_hex;  // for kSignedPayload
   bool presigned = false;
@@ -72,12 +78,20 @@ struct AuthContext {
   std::string scope;        // 20130524/us-east-1/s3/aws4_request
 };
 
+struct VerifierOptions {
+  int64_t max_skew_seconds = 15 * 60;  // header auth: allowed clock difference
+  // Virtual-host style base domain (as --domain): SigV2 signs the bucket of a
+  // "<bucket>.<domain>" Host as part of the resource. Empty: path style only.
+  std::string domain;
+  bool sigv2 = true;  // false: SigV2 requests fail with kUnsupportedAlgorithm
+};
+
 class Verifier {
  public:
-  // `region` is what the server calls itself; signatures are accepted for any
-  // region named in the credential scope (clients sign with their configured
-  // region), but the service must be "s3".
-  Verifier(SecretLookup secrets, int64_t max_skew_seconds = 15 * 60);
+  // SigV4 signatures are accepted for any region named in the credential
+  // scope (clients sign with their configured region), but the service must
+  // be "s3".
+  explicit Verifier(SecretLookup secrets, VerifierOptions options = {});
 
   // now_unix: current time in seconds. Returns the context or the reason.
   std::variant<AuthContext, AuthError> Verify(const RequestView& req, int64_t now_unix);
@@ -86,32 +100,9 @@ class Verifier {
   std::string SigningKey(std::string_view secret, std::string_view date,
                          std::string_view region, std::string_view service);
   SecretLookup secrets_;
-  int64_t max_skew_seconds_;
+  VerifierOptions options_;
   std::mutex cache_mu_;
   std::unordered_map<std::string, std::string> key_cache_;  // secret|date|region|service -> key
-};
-
-// Decodes an aws-chunked body (STREAMING-AWS4-HMAC-SHA256-PAYLOAD and the two
-// -TRAILER variants) from `raw`, verifying each chunk signature (signed modes)
-// and, at the end, the trailer signature. Reading returns the decoded payload.
-// Errors follow byte_source.h (kPermissionDenied for a bad chunk signature,
-// kInvalidArgument for malformed framing, kOutOfRange when the decoded length
-// differs from x-amz-decoded-content-length).
-// Trailing headers (e.g. x-amz-checksum-crc32) are collected in trailers().
-class AwsChunkedSource : public ByteSource {
- public:
-  AwsChunkedSource(ByteSource* raw, const AuthContext& ctx, uint64_t decoded_length);
-  Result<size_t> Read(char* buf, size_t n) override;
-  const std::vector<std::pair<std::string, std::string>>& trailers() const { return trailers_; }
-
- private:
-  struct State;
-  ByteSource* raw_;
-  AuthContext ctx_;
-  uint64_t decoded_length_;
-  uint64_t produced_ = 0;
-  std::vector<std::pair<std::string, std::string>> trailers_;
-  std::shared_ptr<State> state_;
 };
 
 // Builds the canonical request / string to sign (exposed for tests and for

@@ -18,13 +18,24 @@ Sha256Digest Sha256(std::string_view data) {
   return d;
 }
 
-Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
-  Sha256Digest d;
+namespace {
+template <size_t N>
+std::array<unsigned char, N> Hmac(const EVP_MD* md, std::string_view key, std::string_view data) {
+  std::array<unsigned char, N> d;
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+  HMAC(md, key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), d.data(), &len);
-  assert(len == 32);
+  assert(len == N);
   return d;
+}
+}  // namespace
+
+Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
+  return Hmac<32>(EVP_sha256(), key, data);
+}
+
+Sha1Digest HmacSha1(std::string_view key, std::string_view data) {
+  return Hmac<20>(EVP_sha1(), key, data);
 }
 
 std::string Sha256Hex(std::string_view data) {

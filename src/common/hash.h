@@ -11,9 +11,12 @@ namespace strata {
 
 using Sha256Digest = std::array<unsigned char, 32>;
 using Md5Digest = std::array<unsigned char, 16>;
+using Sha1Digest = std::array<unsigned char, 20>;
 
 Sha256Digest Sha256(std::string_view data);
 Sha256Digest HmacSha256(std::string_view key, std::string_view data);
+// HMAC-SHA1: only for AWS Signature Version 2.
+Sha1Digest HmacSha1(std::string_view key, std::string_view data);
 std::string Sha256Hex(std::string_view data);
 // Cryptographically random bytes (OpenSSL RAND_bytes).
 std::string RandomBytes(size_t n);

@@ -57,6 +57,41 @@ Error FromBodyStatus(const Status& status) {
   }
 }
 
+Error FromAuthError(const auth::AuthError& e) {
+  using K = auth::AuthErrorKind;
+  switch (e.kind) {
+    case K::kMissing: return MakeError(ErrorCode::kAccessDenied, e.message);
+    case K::kMalformedHeader: return MakeError(ErrorCode::kAuthorizationHeaderMalformed, e.message);
+    case K::kMalformedQuery:
+      return MakeError(ErrorCode::kAuthorizationQueryParametersError, e.message);
+    case K::kUnsupportedAlgorithm:
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "The authorization mechanism you have provided is not supported. Please "
+                       "use AWS4-HMAC-SHA256.");
+    case K::kInvalidAccessKeyId: return MakeError(ErrorCode::kInvalidAccessKeyId);
+    case K::kSignatureDoesNotMatch: return MakeError(ErrorCode::kSignatureDoesNotMatch);
+    case K::kRequestTimeTooSkewed: return MakeError(ErrorCode::kRequestTimeTooSkewed);
+    case K::kExpired: return MakeError(ErrorCode::kAccessDenied, "Request has expired");
+    case K::kNotYetValid: return MakeError(ErrorCode::kAccessDenied, "Request is not valid yet");
+    case K::kMissingDate:
+      return MakeError(ErrorCode::kAccessDenied,
+                       "AWS authentication requires a valid Date or x-amz-date header");
+    case K::kInvalidContentSha256:
+      return MakeError(ErrorCode::kInvalidArgument, "x-amz-content-sha256 must be a SHA-256 hex "
+                                                    "digest or a supported payload mode");
+    case K::kHeadersNotSigned: {
+      Error error = MakeError(ErrorCode::kHeadersNotSigned);
+      std::string names;
+      for (const std::string& name : e.headers_not_signed) {
+        names.append(names.empty() ? "" : ", ").append(name);
+      }
+      error.details.emplace_back("HeadersNotSigned", std::move(names));
+      return error;
+    }
+  }
+  return MakeError(ErrorCode::kAccessDenied);
+}
+
 std::string RenderErrorXml(const Error& error, std::string_view resource,
                            std::string_view request_id) {
   XmlWriter w;
@@ -65,6 +100,7 @@ std::string RenderErrorXml(const Error& error, std::string_view resource,
   w.Element("Message", error.Message());
   w.Element("Resource", resource);
   w.Element("RequestId", request_id);
+  for (const auto& [name, value] : error.details) w.Element(name, value);
   w.Close("Error");
   return w.Finish();
 }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "auth/sigv4.h"
 #include "common/status.h"
 
 namespace strata::s3 {
@@ -14,6 +15,8 @@ namespace strata::s3 {
 // X(enum, "Code", http status, "default message")
 #define STRATA_S3_ERRORS(X)                                                                     \
   X(kAccessDenied, "AccessDenied", 403, "Access Denied")                                        \
+  X(kHeadersNotSigned, "AccessDenied", 403,                                                     \
+    "There were headers present in the request which were not signed")                         \
   X(kAuthorizationHeaderMalformed, "AuthorizationHeaderMalformed", 400,                         \
     "The authorization header is malformed.")                                                   \
   X(kAuthorizationQueryParametersError, "AuthorizationQueryParametersError", 400,               \
@@ -102,6 +105,8 @@ struct Error {
   ErrorCode code;
   std::string message;  // empty: the default message
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
+  // Extra elements of the XML body, after RequestId (e.g. HeadersNotSigned).
+  std::vector<std::pair<std::string, std::string>> details;
 
   std::string_view CodeString() const;
   int HttpStatus() const;
@@ -109,7 +114,7 @@ struct Error {
 };
 
 inline Error MakeError(ErrorCode code, std::string message = {}) {
-  return Error{code, std::move(message), {}};
+  return Error{code, std::move(message), {}, {}};
 }
 
 // Maps an engine/storage Status onto an S3 error. `not_found` is what
@@ -119,7 +124,10 @@ Error FromStatus(const Status& status, ErrorCode not_found = ErrorCode::kNoSuchK
 // Maps a request-body stream error (see common/byte_source.h).
 Error FromBodyStatus(const Status& status);
 
-// <Error><Code/><Message/><Resource/><RequestId/></Error>
+// Maps an authentication failure (typed by its kind) onto an S3 error.
+Error FromAuthError(const auth::AuthError& e);
+
+// <Error><Code/><Message/><Resource/><RequestId/>[details]</Error>
 std::string RenderErrorXml(const Error& error, std::string_view resource,
                            std::string_view request_id);
 

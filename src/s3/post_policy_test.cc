@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
+
+#include "common/string_source.h"
 
 namespace strata::s3 {
 namespace {
@@ -31,22 +34,6 @@ class ChunkedSource : public ByteSource {
   bool random_;
   std::mt19937 rng_;
   size_t reads_ = 0;
-};
-
-class FailingSource : public ByteSource {
- public:
-  explicit FailingSource(std::string data) : data_(std::move(data)) {}
-  Result<size_t> Read(char* buf, size_t n) override {
-    if (pos_ == data_.size()) return Aborted("peer went away");
-    size_t k = std::min(n, data_.size() - pos_);
-    std::copy_n(data_.data() + pos_, k, buf);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string data_;
-  size_t pos_ = 0;
 };
 
 constexpr std::string_view kBoundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW";
@@ -316,7 +303,7 @@ TEST(FormData, DefaultLimits) {
 }
 
 TEST(FormData, BodyStreamErrorsPassThrough) {
-  FailingSource src(Part("key", "k"));
+  StringSource src(Part("key", "k"), std::numeric_limits<size_t>::max(), Aborted("peer went away"));
   Parsed p = ParseAll(&src);
   ASSERT_TRUE(p.error);
   EXPECT_EQ(p.error->code, ErrorCode::kIncompleteBody);

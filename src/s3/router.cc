@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "common/encoding.h"
+#include "common/http_host.h"
 
 namespace strata::s3 {
 
@@ -87,17 +88,8 @@ bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::st
 
 // "Host: bucket.domain:port" -> "bucket" when virtual-host style applies.
 std::string VirtualHostBucket(const http::Request& req, const RouterConfig& config) {
-  if (config.domain.empty()) return {};
   const std::string* host = req.Header("host");
-  if (!host) return {};
-  std::string h = *host;
-  if (size_t colon = h.rfind(':'); colon != std::string::npos && h.find(']') == std::string::npos) {
-    h.resize(colon);
-  }
-  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string suffix = "." + config.domain;
-  if (h.size() > suffix.size() && h.ends_with(suffix)) return h.substr(0, h.size() - suffix.size());
-  return {};
+  return host ? strata::VirtualHostBucket(*host, config.domain) : std::string();
 }
 
 std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "auth/aws_chunked.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -39,32 +40,11 @@ class Sha256CheckingSource : public ByteSource {
   bool checked_ = false;
 };
 
-Error FromAuthError(const auth::AuthError& e) {
-  using K = auth::AuthErrorKind;
-  switch (e.kind) {
-    case K::kMissing: return MakeError(ErrorCode::kAccessDenied, e.message);
-    case K::kMalformedHeader: return MakeError(ErrorCode::kAuthorizationHeaderMalformed, e.message);
-    case K::kMalformedQuery:
-      return MakeError(ErrorCode::kAuthorizationQueryParametersError, e.message);
-    case K::kUnsupportedAlgorithm:
-      return MakeError(ErrorCode::kInvalidRequest,
-                       "The authorization mechanism you have provided is not supported. Please "
-                       "use AWS4-HMAC-SHA256.");
-    case K::kInvalidAccessKeyId: return MakeError(ErrorCode::kInvalidAccessKeyId);
-    case K::kSignatureDoesNotMatch: return MakeError(ErrorCode::kSignatureDoesNotMatch);
-    case K::kRequestTimeTooSkewed: return MakeError(ErrorCode::kRequestTimeTooSkewed);
-    case K::kExpired:
-      return MakeError(ErrorCode::kAccessDenied, e.message.find("not valid yet") != std::string::npos
-                                                     ? "Request is not valid yet"
-                                                     : "Request has expired");
-    case K::kMissingDate:
-      return MakeError(ErrorCode::kAccessDenied,
-                       "AWS authentication requires a valid Date or x-amz-date header");
-    case K::kInvalidContentSha256:
-      return MakeError(ErrorCode::kInvalidArgument, "x-amz-content-sha256 must be a SHA-256 hex "
-                                                    "digest or a supported payload mode");
-  }
-  return MakeError(ErrorCode::kAccessDenied);
+auth::VerifierOptions VerifierOptionsOf(const ServiceConfig& config) {
+  auth::VerifierOptions options;
+  options.domain = config.domain;
+  options.sigv2 = config.sigv2;
+  return options;
 }
 
 OpResult Dispatch(OpContext& ctx) {
@@ -102,7 +82,7 @@ OpResult Dispatch(OpContext& ctx) {
 }  // namespace
 
 Service::Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config)
-    : engine_(engine), verifier_(secrets), config_(std::move(config)) {
+    : engine_(engine), verifier_(secrets, VerifierOptionsOf(config)), config_(std::move(config)) {
   config_.secrets = std::move(secrets);  // for POST Object's form signature
   id_prefix_ = HexEncode(RandomBytes(4));
   for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

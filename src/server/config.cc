@@ -48,6 +48,9 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
     } else if (a == "--domain") {
       if (!(v = value())) return "--domain needs a domain name";
       c.domain = *v;
+    } else if (a == "--sigv2") {
+      if (!(v = value()) || (*v != "on" && *v != "off")) return "--sigv2 needs on or off";
+      c.sigv2 = *v == "on";
     } else if (a == "--region") {
       if (!(v = value())) return "--region needs a name";
       c.region = *v;

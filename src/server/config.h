@@ -13,6 +13,7 @@ struct Config {
   std::string data_dir = "./data";
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";
+  bool sigv2 = true;  // --sigv2 on|off: accept AWS Signature Version 2 requests
   int workers = 64;
   // S3 listener limits (http::ServerOptions): open connections, idle keep-alive
   // time, whole-head deadline, minimum body rate after a 10 s grace (0: none).

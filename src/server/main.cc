@@ -38,13 +38,14 @@ constexpr char kUsage[] =
     "usage:\n"
     "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
     "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
-    "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off]\n"
+    "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off] [--sigv2 on|off]\n"
     "                [--max-connections N] [--idle-timeout-s S] [--header-timeout-s S]\n"
     "                [--min-body-rate BYTES_PER_S]\n"
     "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
     "      generated on first start and kept in DIR/root-credentials.\n"
     "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
     "      metadata (checkpointed onto the drives).\n"
+    "      --sigv2 off refuses AWS Signature Version 2 requests (default: on).\n"
     "  strata admin drives [--endpoint URL]            drive states of a running server\n"
     "  strata admin heal [BUCKET[/PREFIX]] [--endpoint URL]\n"
     "                                                 verify and repair objects, with progress\n"
@@ -164,6 +165,7 @@ int RunServer(const std::vector<std::string>& args) {
   s3::ServiceConfig scfg;
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
+  scfg.sigv2 = cfg.sigv2;
   scfg.admin = &admin;
   auto secrets = [root](std::string_view ak) -> std::optional<std::string> {
     if (ak == root.access_key) return root.secret_key;

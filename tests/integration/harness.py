@@ -154,17 +154,18 @@ class Server:
         # ("LoadCustomCABundleError ... unsupported transport"); we use plain http.
         return {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
 
-    def s3cmd_config(self, home):
+    def s3cmd_config(self, home, signature_v2=False):
         path = os.path.join(home, "s3cfg")
         with open(path, "w") as f:
             f.write(f"[default]\naccess_key = {ACCESS_KEY}\nsecret_key = {SECRET_KEY}\n"
                     f"host_base = 127.0.0.1:{self.port}\nhost_bucket = 127.0.0.1:{self.port}\n"
-                    "use_https = False\nsignature_v2 = False\n"
+                    f"use_https = False\nsignature_v2 = {signature_v2}\n"
                     f"bucket_location = {REGION}\n")
         return path
 
-    def s3cmd(self, home, *args, check=True):
-        cmd = ["s3cmd", "-c", self.s3cmd_config(home), *args]
+    def s3cmd(self, home, *args, check=True, signature_v2=False):
+        """Runs s3cmd against this server (SigV4, or SigV2 with signature_v2=True)."""
+        cmd = ["s3cmd", "-c", self.s3cmd_config(home, signature_v2), *args]
         return subprocess.run(cmd, capture_output=True, text=True, check=check, timeout=600)
 
 

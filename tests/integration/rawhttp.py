@@ -15,7 +15,9 @@ import re
 import socket
 from urllib.parse import quote
 
-from botocore.auth import S3SigV4Auth, SIGV4_TIMESTAMP
+from email.utils import formatdate
+
+from botocore.auth import HmacV1Auth, S3SigV4Auth, SIGV4_TIMESTAMP
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
@@ -42,12 +44,21 @@ def quote_key(key):
 # Signing
 # --------------------------------------------------------------------------
 class _Signer(S3SigV4Auth):
-    """S3SigV4Auth with a caller-chosen payload hash and clock."""
+    """S3SigV4Auth with a caller-chosen payload hash and clock, and optionally
+    some headers left out of SignedHeaders (sent, but not signed)."""
 
-    def __init__(self, credentials, region, payload_hash=None, when=None):
+    def __init__(self, credentials, region, payload_hash=None, when=None, unsigned_headers=()):
         super().__init__(credentials, "s3", region)
         self._payload_hash = payload_hash
         self._when = when
+        self._unsigned = {n.lower() for n in unsigned_headers}
+
+    def headers_to_sign(self, request):
+        headers = super().headers_to_sign(request)
+        for name in self._unsigned:
+            if name in headers:
+                del headers[name]
+        return headers
 
     def payload(self, request):
         if self._payload_hash is not None:
@@ -99,7 +110,8 @@ def signing_key(secret, date, region=REGION, service="s3"):
 
 
 def sign(port, method, path, query="", headers=None, body=b"", payload_hash=None, when=None,
-         access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, content_length=True):
+         access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, content_length=True,
+         unsigned_headers=()):
     """Signs a request with botocore SigV4 and returns a Signed.
 
     path: already percent-encoded path ("/bucket/key"). query: raw query
@@ -108,6 +120,7 @@ def sign(port, method, path, query="", headers=None, body=b"", payload_hash=None
     x-amz-content-sha256 value to sign (default: sha256 of body).
     content_length: True -> Content-Length: len(body) is added (and signed)
     unless headers already has one; an int -> that value; False -> none.
+    unsigned_headers: names sent but left out of SignedHeaders (e.g. "x-amz-date").
     """
     headers = list(headers.items() if isinstance(headers, dict) else (headers or []))
     names = {n.lower() for n, _ in headers}
@@ -122,7 +135,8 @@ def sign(port, method, path, query="", headers=None, body=b"", payload_hash=None
     target = path + (("?" + query) if query else "")
     url = f"http://{host}{target}"
     req = AWSRequest(method=method, url=url, data=body or b"", headers=dict(headers))
-    signer = _Signer(Credentials(access_key, secret_key), region, payload_hash=payload_hash, when=when)
+    signer = _Signer(Credentials(access_key, secret_key), region, payload_hash=payload_hash, when=when,
+                     unsigned_headers=unsigned_headers)
     signer.add_auth(req)
     # AWSRequest's headers are case-insensitive; keep the caller's order, then
     # append what the signer added.
@@ -141,6 +155,43 @@ def sign(port, method, path, query="", headers=None, body=b"", payload_hash=None
     scope = f"{date[:8]}/{region}/s3/aws4_request"
     return Signed(method, target, out, body or b"", signature=signer.last_signature, amz_date=date,
                   scope=scope, signing_key=signing_key(secret_key, date[:8], region))
+
+
+class _V2Signer(HmacV1Auth):
+    """botocore's SigV2 signer (Authorization: AWS key:signature) with an
+    injectable clock for its Date header."""
+
+    def __init__(self, credentials, when=None):
+        super().__init__(credentials)
+        self._when = when
+
+    def _get_date(self):
+        if self._when is None:
+            return super()._get_date()
+        return formatdate(self._when.replace(tzinfo=datetime.timezone.utc).timestamp(), usegmt=True)
+
+
+def sign_v2(port, method, path, query="", headers=None, body=b"", host=None, when=None,
+            access_key=ACCESS_KEY, secret_key=SECRET_KEY):
+    """Signs a request with botocore's SigV2 code and returns a Signed.
+
+    path/query as in sign(). host: the Host header, e.g. "b.s3.test:PORT" for
+    virtual-host style; then `path` is the key path and the bucket (the first
+    label of host) is signed as the start of the resource, as botocore does.
+    when: a naive UTC datetime for the Date header (default: now).
+    """
+    headers = list(headers.items() if isinstance(headers, dict) else (headers or []))
+    host = host or f"127.0.0.1:{port}"
+    headers.insert(0, ("Host", host))
+    headers.append(("Content-Length", str(len(body or b""))))
+    target = path + (("?" + query) if query else "")
+    auth_path = None
+    if not host.startswith("127.0.0.1"):
+        auth_path = "/" + host.split(".", 1)[0] + path
+    req = AWSRequest(method=method, url=f"http://{host}{target}", data=body or b"",
+                     headers=dict(headers), auth_path=auth_path)
+    _V2Signer(Credentials(access_key, secret_key), when=when).add_auth(req)
+    return Signed(method, target, list(req.headers.items()), body or b"")
 
 
 def unsigned(port, method, target, headers=None, body=b"", content_length=True):

@@ -29,6 +29,7 @@ class AdminApi {
 struct ServiceConfig {
   std::string region = "us-east-1";
   std::string domain;
+  bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
   // Set by Service from its secret lookup: POST Object verifies its form
   // signature itself (the request has no Authorization header).

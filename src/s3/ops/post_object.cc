@@ -1,13 +1,14 @@
-// PostObject: browser-based upload with a signed POST policy (SigV4). The
-// request carries no Authorization header: service.cc skips header/query auth
-// for a multipart/form-data POST on a bucket, and this operation verifies the
-// form's signature over the base64 policy itself, evaluates the policy, then
-// streams the `file` part into a new object version.
+// PostObject: browser-based upload with a signed POST policy (SigV4, or SigV2
+// unless --sigv2 off). The request carries no Authorization header: service.cc
+// skips header/query auth for a multipart/form-data POST on a bucket, and this
+// operation verifies the form's signature over the base64 policy itself,
+// evaluates the policy, then streams the `file` part into a new object version.
 #include <openssl/crypto.h>
 
 #include <algorithm>
 #include <cctype>
 
+#include "auth/sigv2.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/time_util.h"
@@ -41,23 +42,42 @@ bool IsHexLower(std::string_view s) {
   });
 }
 
+Error UnsupportedMechanism() {
+  return MakeError(ErrorCode::kInvalidRequest,
+                   "The authorization mechanism you have provided is not supported. Please use "
+                   "AWS4-HMAC-SHA256.");
+}
+
+// A SigV2 form: AWSAccessKeyId and signature = base64(HMAC-SHA1(secret, policy)).
+bool IsSigV2Form(const std::vector<FormField>& fields) {
+  return !Field(fields, "x-amz-algorithm") &&
+         (Field(fields, "awsaccesskeyid") || Field(fields, "signature"));
+}
+
+std::optional<Error> VerifySignatureV2(OpContext& ctx, const std::vector<FormField>& fields,
+                                       const std::string& policy_b64) {
+  if (!ctx.config.sigv2) return UnsupportedMechanism();
+  const std::string* access_key = Field(fields, "awsaccesskeyid");
+  if (!access_key) return MissingField("AWSAccessKeyId");
+  const std::string* signature = Field(fields, "signature");
+  if (!signature) return MissingField("Signature");
+  std::optional<std::string> secret;
+  if (ctx.config.secrets) secret = ctx.config.secrets(*access_key);
+  if (!secret) return MakeError(ErrorCode::kInvalidAccessKeyId);
+  if (!auth::SignatureV2Equal(auth::SignV2(*secret, policy_b64), *signature)) {
+    return MakeError(ErrorCode::kSignatureDoesNotMatch);
+  }
+  ctx.access_key = *access_key;
+  return std::nullopt;
+}
+
 // Verifies x-amz-signature = hex(HMAC(signing key, policy)); sets the access key.
 std::optional<Error> VerifySignature(OpContext& ctx, const std::vector<FormField>& fields,
                                      const std::string& policy_b64) {
+  if (IsSigV2Form(fields)) return VerifySignatureV2(ctx, fields, policy_b64);
   const std::string* algorithm = Field(fields, "x-amz-algorithm");
-  if (!algorithm) {
-    if (Field(fields, "awsaccesskeyid") || Field(fields, "signature")) {
-      return MakeError(ErrorCode::kInvalidRequest,
-                       "The authorization mechanism you have provided is not supported. Please "
-                       "use AWS4-HMAC-SHA256.");
-    }
-    return MissingField("x-amz-algorithm");
-  }
-  if (*algorithm != kAlgorithm) {
-    return MakeError(ErrorCode::kInvalidRequest,
-                     "The authorization mechanism you have provided is not supported. Please use "
-                     "AWS4-HMAC-SHA256.");
-  }
+  if (!algorithm) return MissingField("x-amz-algorithm");
+  if (*algorithm != kAlgorithm) return UnsupportedMechanism();
   const std::string* credential = Field(fields, "x-amz-credential");
   if (!credential) return MissingField("x-amz-credential");
   if (!Field(fields, "x-amz-date")) return MissingField("x-amz-date");
@@ -140,6 +160,14 @@ OpResult PostObject(OpContext& ctx) {
     return MakeError(ErrorCode::kAccessDenied);
   }
   if (auto e = VerifySignature(ctx, fields, *policy_b64)) return e;
+  if (IsSigV2Form(fields)) {
+    // Like x-amz-signature in a SigV4 form, the SigV2 credentials stand
+    // outside the policy's conditions.
+    std::erase_if(fields, [](const FormField& f) {
+      return f.name == "awsaccesskeyid" || f.name == "signature";
+    });
+    policy_b64 = Field(fields, "policy");  // the erase moved the fields
+  }
   // Some encoders wrap base64 in lines; the signature covers the text as sent.
   std::string compact;
   for (char c : *policy_b64) {
