@@ -15,7 +15,7 @@
 namespace strata::kvcache {
 namespace {
 
-constexpr uint64_t kWakeId = 0;  // epoll data of the eventfd; connections count from 1
+constexpr uint64_t kStopId = 0;  // epoll data of the stop eventfd; connections count from 1
 constexpr int64_t kMsNs = 1'000'000;
 
 int64_t SteadyNowNs() {
@@ -31,25 +31,25 @@ ConnectionPool::ConnectionPool(const ServerContext* ctx) : ctx_(ctx) {}
 ConnectionPool::~ConnectionPool() {
   Stop();
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
 }
 
 Status ConnectionPool::Start() {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return ErrnoStatus(errno, "kv: epoll_create1");
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return ErrnoStatus(errno, "kv: eventfd");
+  stop_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (stop_fd_ < 0) return ErrnoStatus(errno, "kv: eventfd");
   epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = kWakeId;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+  ev.events = EPOLLIN;  // level-triggered: wakes every worker once written
+  ev.data.u64 = kStopId;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd_, &ev) != 0) {
     return ErrnoStatus(errno, "kv: epoll_ctl");
   }
   const ThreadFactory& make = ctx_->options.thread_factory;
   try {
-    poller_ = make([this] { PollLoop(); });
+    reaper_ = make([this] { ReapLoop(); });
   } catch (const std::exception& e) {
-    return Unavailable(std::string("kv: cannot start the poller thread: ") + e.what());
+    return Unavailable(std::string("kv: cannot start the reaper thread: ") + e.what());
   }
   const int wanted = std::max(ctx_->options.worker_threads, 1);
   std::string failure;
@@ -79,19 +79,18 @@ void ConnectionPool::Stop() {
     stopping_ = true;
     for (auto& [id, c] : conns_) c->conn->Shutdown();  // unblocks workers mid-frame
   }
-  work_cv_.notify_all();
-  if (wake_fd_ >= 0) {
+  reaper_cv_.notify_all();
+  if (stop_fd_ >= 0) {
     uint64_t one = 1;
-    ssize_t ignored = ::write(wake_fd_, &one, sizeof(one));
+    ssize_t ignored = ::write(stop_fd_, &one, sizeof(one));
     (void)ignored;
   }
-  if (poller_.joinable()) poller_.join();
+  if (reaper_.joinable()) reaper_.join();
   for (std::thread& t : workers_) t.join();
   std::unordered_map<uint64_t, ConnPtr> conns;
   {
     std::lock_guard<std::mutex> lock(mu_);
     conns.swap(conns_);
-    queue_.clear();
     deadlines_.clear();
     per_address_.clear();
     parked_ = 0;
@@ -162,7 +161,7 @@ void ConnectionPool::Add(std::unique_ptr<Connection> conn) {
   ++parked_;
   p->deadline_ns = p->auth_deadline_ns;
   deadlines_.emplace(p->deadline_ns, p->id);
-  WakePollerLocked(p->deadline_ns);
+  if (reaper_wakes_at_ns_ == 0 || p->deadline_ns < reaper_wakes_at_ns_) reaper_cv_.notify_one();
 }
 
 bool ConnectionPool::ParkLocked(Conn* c, int64_t deadline_ns) {
@@ -177,7 +176,9 @@ bool ConnectionPool::ParkLocked(Conn* c, int64_t deadline_ns) {
     STRATA_LOG("kv: epoll_ctl mod: %s", std::strerror(errno));
     return false;
   }
-  if (deadline_ns != 0) WakePollerLocked(deadline_ns);
+  if (deadline_ns != 0 && (reaper_wakes_at_ns_ == 0 || deadline_ns < reaper_wakes_at_ns_)) {
+    reaper_cv_.notify_one();
+  }
   return true;
 }
 
@@ -195,83 +196,57 @@ ConnectionPool::ConnPtr ConnectionPool::RemoveLocked(Conn* c) {
   return out;
 }
 
-void ConnectionPool::WakePollerLocked(int64_t deadline_ns) {
-  if (poller_wakes_at_ns_ != 0 && poller_wakes_at_ns_ <= deadline_ns) return;
-  poller_wakes_at_ns_ = deadline_ns;  // it recomputes on waking; no second write meanwhile
-  uint64_t one = 1;
-  ssize_t ignored = ::write(wake_fd_, &one, sizeof(one));
-  (void)ignored;
-}
-
-void ConnectionPool::PollLoop() {
-  constexpr int kMaxEvents = 256;
-  epoll_event events[kMaxEvents];
+void ConnectionPool::ReapLoop() {
   std::vector<ConnPtr> expired;
-  while (true) {
-    int timeout_ms = -1;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-      poller_wakes_at_ns_ = 0;
-      if (!deadlines_.empty()) {
-        poller_wakes_at_ns_ = deadlines_.begin()->first;
-        int64_t left = poller_wakes_at_ns_ - SteadyNowNs();
-        timeout_ms =
-            left <= 0 ? 0 : static_cast<int>(std::min<int64_t>((left + kMsNs - 1) / kMsNs, 60'000));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    const int64_t now = SteadyNowNs();
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+      Conn* c = conns_.at(deadlines_.begin()->second).get();
+      if (c->session->authenticated()) {
+        ++idle_timeouts_;
+      } else {
+        ++auth_timeouts_;
       }
+      expired.push_back(RemoveLocked(c));
     }
-    int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
-    if (n < 0 && errno != EINTR) {
-      STRATA_LOG("kv: epoll_wait: %s", std::strerror(errno));
-      n = 0;
+    if (!expired.empty()) {
+      lock.unlock();
+      expired.clear();  // closes them outside the lock
+      lock.lock();
+      continue;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-      for (int i = 0; i < n; ++i) {
-        const uint64_t id = events[i].data.u64;
-        if (id == kWakeId) {
-          uint64_t v;
-          ssize_t ignored = ::read(wake_fd_, &v, sizeof(v));
-          (void)ignored;
-          continue;
-        }
-        auto it = conns_.find(id);
-        if (it == conns_.end() || it->second->state != State::kParked) continue;
-        Conn* c = it->second.get();
-        if (c->deadline_ns != 0) deadlines_.erase({c->deadline_ns, c->id});
-        c->deadline_ns = 0;
-        c->state = State::kQueued;
-        --parked_;
-        queue_.push_back(c);
-        work_cv_.notify_one();
-      }
-      // Readiness first: a connection that became readable is not expired.
-      const int64_t now = SteadyNowNs();
-      while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-        Conn* c = conns_.at(deadlines_.begin()->second).get();
-        if (c->session->authenticated()) {
-          ++idle_timeouts_;
-        } else {
-          ++auth_timeouts_;
-        }
-        expired.push_back(RemoveLocked(c));
-      }
+    if (deadlines_.empty()) {
+      reaper_wakes_at_ns_ = 0;
+      reaper_cv_.wait(lock);
+    } else {
+      reaper_wakes_at_ns_ = deadlines_.begin()->first;
+      reaper_cv_.wait_for(lock, std::chrono::nanoseconds(reaper_wakes_at_ns_ - now));
     }
-    expired.clear();  // closes them outside the lock
   }
 }
 
 void ConnectionPool::WorkLoop() {
   while (true) {
+    epoll_event ev;
+    int n = ::epoll_wait(epoll_fd_, &ev, 1, -1);
+    if (n < 0 && errno != EINTR) {
+      STRATA_LOG("kv: epoll_wait: %s", std::strerror(errno));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (n <= 0) continue;
     Conn* c;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      c = queue_.front();
-      queue_.pop_front();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ || ev.data.u64 == kStopId) return;
+      auto it = conns_.find(ev.data.u64);
+      // Gone (expired while this event was on its way) or not parked: nothing to do.
+      if (it == conns_.end() || it->second->state != State::kParked) continue;
+      c = it->second.get();
+      if (c->deadline_ns != 0) deadlines_.erase({c->deadline_ns, c->id});
+      c->deadline_ns = 0;
       c->state = State::kServing;
+      --parked_;
     }
     AfterTurn(c, Serve(c));
   }
@@ -318,11 +293,6 @@ void ConnectionPool::AfterTurn(Conn* c, const Result<Session::Turn>& turn) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
       dead = RemoveLocked(c);
-    } else if (turn.ok() && *turn == Session::Turn::kYield) {
-      c->state = State::kQueued;
-      queue_.push_back(c);
-      work_cv_.notify_one();
-      return;
     } else if (turn.ok() && *turn == Session::Turn::kPark) {
       const ServerOptions& o = ctx_->options;
       const int64_t now = SteadyNowNs();

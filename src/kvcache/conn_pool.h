@@ -1,14 +1,16 @@
-// The KV server's connections: a poller thread parks idle connections in
-// epoll; a fixed pool of worker threads serves readable ones (a Session turn:
-// the frames available), then parks them again. Caps (global and per source
-// address), the deadline to authenticate, the idle timeout of authenticated
-// connections and the mid-frame stall timeout are enforced here.
+// The KV server's connections: idle ones are parked in one epoll set
+// (EPOLLONESHOT); a fixed pool of worker threads waits on it, and the worker
+// that a readable connection wakes serves it (a Session turn: the frames
+// available) and parks it again — one thread wake-up per request, as with a
+// thread per connection. A reaper thread closes parked connections whose
+// deadline passed: the deadline to authenticate, the idle timeout of
+// authenticated ones. Caps (in all, per source address) are checked here;
+// the mid-frame stall timeout is the transport's I/O timeout.
 // Internal to the server.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -32,9 +34,9 @@ class ConnectionPool {
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
-  // Starts the poller and the workers (through ctx->options.thread_factory).
+  // Starts the reaper and the workers (through ctx->options.thread_factory).
   // Fewer workers than asked when thread creation fails (logged); an error
-  // when not even the poller and one worker could start.
+  // when not even the reaper and one worker could start.
   Status Start();
   // Takes an accepted connection: parks it, or closes it at once when over a cap.
   void Add(std::unique_ptr<Connection> conn);
@@ -43,7 +45,7 @@ class ConnectionPool {
   ServerStats stats() const;
 
  private:
-  enum class State { kParked, kQueued, kServing };
+  enum class State { kParked, kServing };
   struct Conn {
     uint64_t id = 0;
     std::unique_ptr<Connection> conn;
@@ -56,7 +58,7 @@ class ConnectionPool {
   };
   using ConnPtr = std::unique_ptr<Conn>;
 
-  void PollLoop();
+  void ReapLoop();
   void WorkLoop();
   Result<Session::Turn> Serve(Conn* c);  // one turn, exceptions caught
   void AfterTurn(Conn* c, const Result<Session::Turn>& turn);
@@ -64,24 +66,22 @@ class ConnectionPool {
   bool ParkLocked(Conn* c, int64_t deadline_ns);
   // mu_ held. Unregisters c; the caller destroys it outside the lock.
   ConnPtr RemoveLocked(Conn* c);
-  void WakePollerLocked(int64_t deadline_ns);
   void LogClose(const Conn& c, const Status& why);  // rate-limited
 
   const ServerContext* ctx_;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: a new earlier deadline, or Stop
-  std::thread poller_;
+  int stop_fd_ = -1;  // eventfd, level-triggered in the set: readable once stopping
+  std::thread reaper_;
   std::vector<std::thread> workers_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;
+  std::condition_variable reaper_cv_;  // a new earliest deadline, or Stop
   bool stopping_ = false;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, ConnPtr> conns_;
   std::unordered_map<std::string, size_t> per_address_;
   std::set<std::pair<int64_t, uint64_t>> deadlines_;  // (deadline, id) of parked connections
-  std::deque<Conn*> queue_;                           // readable, waiting for a worker
-  int64_t poller_wakes_at_ns_ = 0;                    // 0: waiting without a deadline
+  int64_t reaper_wakes_at_ns_ = 0;                    // 0: waiting without a deadline
   size_t parked_ = 0;
   uint64_t refused_ = 0, auth_timeouts_ = 0, idle_timeouts_ = 0;
   int64_t last_refusal_log_ns_ = 0;

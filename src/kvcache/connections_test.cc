@@ -351,7 +351,7 @@ TEST_F(KvConnectionsTest, ThreadCreationFailureKeepsTheServerUp) {
       engine_.get(), [](std::string_view) { return std::nullopt; }, o);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), Code::kUnavailable);
-  // Order: poller, 4 workers, acceptor, sweeper. Losing the poller, every
+  // Order: reaper, 4 workers, acceptor, sweeper. Losing the reaper, every
   // worker, the acceptor or the sweeper fails Start cleanly (threads joined).
   for (int fail_at : {0, 1, 5, 6}) {
     int made = 0;

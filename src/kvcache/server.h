@@ -2,11 +2,12 @@
 // docs/formats/kv-protocol.md over a Transport, storing blocks as ordinary
 // objects through the object engine.
 //
-// Threads, a fixed number whatever the connections: one accepting, one
-// poller parking idle connections (epoll), worker_threads serving readable
-// ones (conn_pool.h; requests on a connection are handled in order, so
-// pipelined replies come back in order), one sweeper (TTL expiry and pin
-// expiry, every sweep_interval_ms).
+// Threads, a fixed number whatever the connections: one accepting,
+// worker_threads waiting on the epoll set of parked connections and serving
+// the readable ones, one reaper closing connections past their deadlines
+// (conn_pool.h; requests on a connection are handled in order, so pipelined
+// replies come back in order), one sweeper (TTL expiry and pin expiry, every
+// sweep_interval_ms).
 #pragma once
 
 #include <condition_variable>
@@ -75,7 +76,7 @@ struct ServerContext {
 
 struct ServerStats {
   size_t connections = 0;          // open now
-  size_t parked = 0;               // of which idle in the poller
+  size_t parked = 0;               // of which idle in the poll set
   size_t parked_buffer_bytes = 0;  // buffers the parked ones hold (a partial pre-auth frame's)
   int workers = 0;                 // worker threads running
   uint64_t refused = 0;            // over a connection cap, since start

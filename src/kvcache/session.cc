@@ -21,12 +21,9 @@ constexpr size_t kInputBufferBytes = 256 * 1024;
 constexpr size_t kPreAuthBufferBytes = 512;
 static_assert(proto::kFrameHeaderBytes + kPreAuthMaxPayloadBytes <= kPreAuthBufferBytes);
 constexpr size_t kFlushAtBytes = 256 * 1024;
-// Frames served in one turn before the connection queues behind others.
+// Frames served in one turn before the connection queues behind others
+// (checked when nothing is buffered, so the turn ends with the buffer empty).
 constexpr int kFramesPerTurn = 64;
-// How long a worker waits for a client's next frame before parking the
-// connection: clients often send it right after a reply, and parking costs
-// two thread switches.
-constexpr int kLingerMs = 1;
 
 bool SameBytes(std::string_view a, std::string_view b) {  // constant time in the content
   if (a.size() != b.size()) return false;
@@ -152,10 +149,6 @@ Namespace* Session::Lookup(uint64_t handle) const {
 
 Result<Session::Turn> Session::ServeTurn() {
   for (int frames = 0;; ++frames) {
-    if (frames == kFramesPerTurn) {
-      RETURN_IF_ERROR(Flush());
-      return Turn::kYield;
-    }
     if (!authenticated_) {
       ASSIGN_OR_RETURN(Gather g, GatherPreAuthFrame());
       if (g != Gather::kFrame) {
@@ -170,7 +163,10 @@ Result<Session::Turn> Session::ServeTurn() {
       }
     } else if (in_pos_ == in_end_) {  // a clean end of stream is only allowed between frames
       RETURN_IF_ERROR(Flush());
-      ASSIGN_OR_RETURN(bool readable, conn_->WaitReadable(kLingerMs));
+      bool readable = false;
+      if (frames < kFramesPerTurn) {
+        ASSIGN_OR_RETURN(readable, conn_->WaitReadable(0));
+      }
       if (!readable) {
         ReleaseBuffers();
         return Turn::kPark;
@@ -198,7 +194,7 @@ Result<Session::Gather> Session::GatherPreAuthFrame() {
         return Gather::kFrame;
       }
     }
-    ASSIGN_OR_RETURN(bool readable, conn_->WaitReadable(kLingerMs));
+    ASSIGN_OR_RETURN(bool readable, conn_->WaitReadable(0));
     if (!readable) return Gather::kPartial;
     EnsureInput(kPreAuthBufferBytes);
     ASSIGN_OR_RETURN(size_t r, ReadMore());

@@ -1,7 +1,9 @@
 // One KV connection: answers its frames in order. Resumable between frames:
 // a worker thread calls ServeTurn when the connection is readable; the turn
-// serves what is available and returns when the input runs dry (the server
-// then parks the connection in its poller, with the buffers released).
+// serves what is available and returns when the input runs dry, or after a
+// turn's worth of frames once nothing is buffered (the server then parks the
+// connection in its poll set, with the buffers released; input already there
+// wakes a worker again at once, behind the connections already waiting).
 // Internal to the server.
 #pragma once
 
@@ -31,9 +33,8 @@ inline constexpr int kPreAuthMaxFrames = 16;
 class Session {
  public:
   enum class Turn {
-    kPark,   // no input now: wait in the poller for more
-    kYield,  // served a turn's worth with input left: queue again behind others
-    kEnd,    // the peer closed the connection between frames
+    kPark,  // nothing buffered: wait in the poll set for input (which may be there already)
+    kEnd,   // the peer closed the connection between frames
   };
 
   Session(const ServerContext* ctx, Connection* conn);

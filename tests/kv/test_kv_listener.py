@@ -2,6 +2,7 @@
 threads and memory per idle connection, the connection-cap flags, reserved
 kv-* bucket names over S3, and the root-secret length check."""
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -97,6 +98,7 @@ class KvListenerTest(unittest.TestCase):
 
     def test_short_root_secret_is_refused(self):
         data = tempfile.mkdtemp(prefix="strata-kv-short-")
+        self.addCleanup(shutil.rmtree, data, ignore_errors=True)
         env = dict(os.environ, STRATA_ROOT_USER=harness.ACCESS_KEY,
                    STRATA_ROOT_PASSWORD="short-secret")
         r = subprocess.run([os.environ["STRATA_BIN"], "server", "--data", data, "--listen",
