@@ -108,7 +108,7 @@ Status NamespaceRegistry::Rebuild() {
 }
 
 Result<Namespace*> NamespaceRegistry::Open(const proto::NamespaceDescriptor& d,
-                                           const std::string& identity) {
+                                           const std::string& identity, bool is_operator) {
   Sha256Digest digest = proto::NamespaceDigest(d);
   std::string bucket = proto::NamespaceBucket(digest);
   auto rec = engine_->GetBucket(bucket);
@@ -122,14 +122,20 @@ Result<Namespace*> NamespaceRegistry::Open(const proto::NamespaceDescriptor& d,
     rec = engine_->GetBucket(bucket);
   }
   if (!rec.ok()) return rec.status().WithContext("kv namespace bucket");
-  if (rec->owner != identity) {
+  if (rec->owner != identity && !is_operator) {
     return PermissionDenied("namespace bucket " + bucket + " belongs to another identity");
   }
   Namespace* ns = GetOrAdd(digest, rec->owner);
   std::lock_guard<std::mutex> lock(ns->mu);
-  ns->block_bytes = d.block_bytes;
-  ns->quota_bytes = d.quota_bytes != 0 ? d.quota_bytes : options_.default_quota_bytes;
-  ns->ttl_s = d.ttl_s;
+  ns->block_bytes = d.block_bytes;  // part of the digest: the same for every open
+  if (!ns->settings_set) {
+    ns->quota_bytes = d.quota_bytes != 0 ? d.quota_bytes : options_.default_quota_bytes;
+    ns->ttl_s = d.ttl_s;
+    ns->settings_set = true;
+  } else {  // the owner or an operator changes what it names; 0 keeps a setting
+    if (d.quota_bytes != 0) ns->quota_bytes = d.quota_bytes;
+    if (d.ttl_s != 0) ns->ttl_s = d.ttl_s;
+  }
   return ns;
 }
 

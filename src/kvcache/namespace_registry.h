@@ -39,8 +39,10 @@ class Namespace {
   // Guarded by mu:
   BlockIndex index;
   uint64_t block_bytes = 0;     // 0: any length (not yet opened since start-up)
+  // The settings: the owner's (or an operator's), see NamespaceRegistry::Open.
   uint64_t quota_bytes = 0;     // 0: no limit
   uint32_t ttl_s = 0;           // idle time after which blocks expire; 0: never
+  bool settings_set = false;    // by an open since start-up (they are not stored)
   uint64_t reserved_bytes = 0;  // PUTs admitted under the quota but not yet committed
 
   // Counters (no lock).
@@ -66,9 +68,14 @@ class NamespaceRegistry {
   // Start-up: indexes every block found in the kv-* buckets.
   Status Rebuild();
   // Opens (creating its bucket if missing) the namespace of `d` for
-  // `identity`; PermissionDenied when the bucket belongs to another identity.
-  // Quota and TTL are namespace settings: the latest open sets them.
-  Result<Namespace*> Open(const proto::NamespaceDescriptor& d, const std::string& identity);
+  // `identity`; PermissionDenied when the bucket belongs to another identity
+  // and `is_operator` is false.
+  // Quota and TTL are the namespace's settings and belong to its owner: the
+  // first open since start-up sets them (0: the default quota, no TTL); a
+  // later one replaces each that it gives as non-zero and keeps the others.
+  // Only the owner or an operator gets that far.
+  Result<Namespace*> Open(const proto::NamespaceDescriptor& d, const std::string& identity,
+                          bool is_operator);
   // Every namespace known (opened or rebuilt); they live as long as the registry.
   std::vector<Namespace*> All();
 

@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "common/log.h"
-#include "kvcache/session.h"
+#include "kvcache/conn_pool.h"
 
 namespace strata::kvcache {
 
@@ -39,64 +39,50 @@ Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
                                        .count());
     };
   }
+  if (!options.thread_factory) {
+    options.thread_factory = [](std::function<void()> fn) { return std::thread(std::move(fn)); };
+  }
   std::unique_ptr<Server> s(new Server());
   RegistryOptions ro;
   ro.default_quota_bytes = options.default_quota_bytes;
   ro.region = options.region;
   s->registry_ = std::make_unique<NamespaceRegistry>(engine, ro);
   RETURN_IF_ERROR(s->registry_->Rebuild().WithContext("kv index rebuild"));
+  s->throttle_ = std::make_unique<AuthThrottle>(options.auth_throttle);
   s->ctx_.engine = engine;
   s->ctx_.secrets = std::move(secrets);
   s->ctx_.registry = s->registry_.get();
+  s->ctx_.throttle = s->throttle_.get();
   s->ctx_.options = std::move(options);
   s->listener_ = std::move(listener);
-  s->accept_thread_ = std::thread([p = s.get()] { p->AcceptLoop(); });
-  s->sweep_thread_ = std::thread([p = s.get()] { p->SweepLoop(); });
+  s->pool_ = std::make_unique<ConnectionPool>(&s->ctx_);
+  RETURN_IF_ERROR(s->pool_->Start());  // on failure ~Server stops what did start
+  const ThreadFactory& make = s->ctx_.options.thread_factory;
+  try {
+    s->accept_thread_ = make([p = s.get()] { p->AcceptLoop(); });
+    s->sweep_thread_ = make([p = s.get()] { p->SweepLoop(); });
+  } catch (const std::exception& e) {
+    return Unavailable(std::string("kv: cannot start the server's threads: ") + e.what());
+  }
   return s;
 }
 
+Server::Server() = default;
 Server::~Server() { Stop(); }
+
+ServerStats Server::stats() const { return pool_ ? pool_->stats() : ServerStats{}; }
 
 void Server::AcceptLoop() {
   while (true) {
     auto c = listener_->Accept();
     if (!c.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_ || c.status().code() == Code::kAborted) return;
-      STRATA_LOG("kv: accept: %s", c.status().ToString().c_str());
+      if (!stopping_ && c.status().code() != Code::kAborted) {
+        STRATA_LOG("kv: accept: %s", c.status().ToString().c_str());
+      }
       return;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    ReapFinished();
-    if (stopping_) return;  // *c closes here
-    conns_.emplace_back();
-    auto it = std::prev(conns_.end());
-    it->conn = std::move(c).value();
-    it->thread = std::thread([this, it] {
-      try {
-        Session session(&ctx_, it->conn.get());
-        Status st = session.Run();
-        if (!st.ok() && st.code() != Code::kAborted) {
-          STRATA_LOG("kv: connection %s: %s", it->conn->peer().c_str(), st.ToString().c_str());
-        }
-      } catch (const std::exception& e) {
-        STRATA_LOG("kv: connection %s: exception: %s", it->conn->peer().c_str(), e.what());
-      }
-      it->conn->Shutdown();
-      std::lock_guard<std::mutex> lock(mu_);
-      it->done = true;
-    });
-  }
-}
-
-void Server::ReapFinished() {
-  for (auto it = conns_.begin(); it != conns_.end();) {
-    if (it->done) {
-      it->thread.join();
-      it = conns_.erase(it);
-    } else {
-      ++it;
-    }
+    pool_->Add(std::move(c).value());
   }
 }
 
@@ -137,13 +123,7 @@ void Server::Stop() {
   if (listener_) listener_->Close();
   if (accept_thread_.joinable()) accept_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();
-  std::list<Conn> conns;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (Conn& c : conns_) c.conn->Shutdown();
-    conns.splice(conns.begin(), conns_);
-  }
-  for (Conn& c : conns) c.thread.join();
+  if (pool_) pool_->Stop();
 }
 
 }  // namespace strata::kvcache

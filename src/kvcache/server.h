@@ -2,27 +2,36 @@
 // docs/formats/kv-protocol.md over a Transport, storing blocks as ordinary
 // objects through the object engine.
 //
-// Threads: one accepting, one per connection (requests on a connection are
-// handled in order, so pipelined replies come back in order), one sweeper
-// (TTL expiry and pin expiry, every sweep_interval_ms).
+// Threads, a fixed number whatever the connections: one accepting,
+// worker_threads waiting on the epoll set of parked connections and serving
+// the readable ones, one reaper closing connections past their deadlines
+// (conn_pool.h; requests on a connection are handled in order, so pipelined
+// replies come back in order), one sweeper (TTL expiry and pin expiry, every
+// sweep_interval_ms).
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "auth/sigv4.h"
 #include "common/status.h"
+#include "kvcache/auth_throttle.h"
 #include "kvcache/namespace_registry.h"
 #include "kvcache/transport.h"
 #include "object/engine.h"
 
 namespace strata::kvcache {
+
+class ConnectionPool;
+
+// Makes a thread running fn; may throw (std::system_error) like std::thread.
+using ThreadFactory = std::function<std::thread(std::function<void()>)>;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -32,8 +41,24 @@ struct ServerOptions {
   uint32_t sweep_interval_ms = 1000;
   // Bytes moved per read/write step of a block (bounds memory per connection).
   size_t io_chunk_bytes = 1 << 20;
-  // Wall-clock nanoseconds (recency, TTL, pins); tests inject their own.
+  // Wall-clock nanoseconds (recency, TTL, pins, AUTH back-off); tests inject their own.
   std::function<uint64_t()> clock_ns;
+
+  // Connections (docs/formats/kv-protocol.md, "Connections").
+  int worker_threads = 32;
+  size_t max_connections = 4096;             // beyond: accepted and closed at once
+  size_t max_connections_per_address = 512;  // from one source address
+  uint32_t auth_timeout_ms = 10'000;         // accept to a successful AUTH
+  uint32_t idle_timeout_ms = 300'000;        // authenticated, no frame; 0: none
+  uint32_t stall_timeout_ms = 30'000;        // mid-frame read/write making no progress
+  // Failed AUTHs a connection may make; the last one closes it.
+  uint32_t auth_failures_per_connection = 3;
+  AuthThrottleOptions auth_throttle;  // per source address
+  // Operators (the root identity): may open any identity's namespace and set
+  // its quota and TTL. Null: nobody.
+  std::function<bool(std::string_view access_key)> is_operator;
+  // Creates every thread of the server (tests inject failures). Null: std::thread.
+  ThreadFactory thread_factory;
 };
 
 // What every connection shares.
@@ -41,8 +66,21 @@ struct ServerContext {
   object::ObjectEngine* engine = nullptr;
   auth::SecretLookup secrets;
   NamespaceRegistry* registry = nullptr;
+  AuthThrottle* throttle = nullptr;
   ServerOptions options;
   uint64_t NowNs() const { return options.clock_ns(); }
+  bool IsOperator(std::string_view access_key) const {
+    return options.is_operator && options.is_operator(access_key);
+  }
+};
+
+struct ServerStats {
+  size_t connections = 0;          // open now
+  size_t parked = 0;               // of which idle in the poll set
+  size_t parked_buffer_bytes = 0;  // buffers the parked ones hold (a partial pre-auth frame's)
+  int workers = 0;                 // worker threads running
+  uint64_t refused = 0;            // over a connection cap, since start
+  uint64_t auth_timeouts = 0, idle_timeouts = 0;  // closed by the deadlines, since start
 };
 
 class Server {
@@ -63,26 +101,22 @@ class Server {
   void Stop();
   // Runs one sweep now (tests).
   void Sweep();
+  ServerStats stats() const;
 
  private:
-  struct Conn {
-    std::unique_ptr<Connection> conn;
-    std::thread thread;
-    bool done = false;
-  };
-  Server() = default;
+  Server();
   void AcceptLoop();
   void SweepLoop();
-  void ReapFinished();  // joins finished connection threads; mu_ held
 
   std::unique_ptr<NamespaceRegistry> registry_;
+  std::unique_ptr<AuthThrottle> throttle_;
   ServerContext ctx_;
   std::unique_ptr<Listener> listener_;
+  std::unique_ptr<ConnectionPool> pool_;
   std::thread accept_thread_, sweep_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  std::list<Conn> conns_;
 };
 
 // Deletes evicted blocks' objects (after the index dropped them) and counts them.

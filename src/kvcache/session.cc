@@ -1,10 +1,10 @@
+// A Session: I/O, the frame loop, authentication, namespaces, LOOKUP and
+// STATS (session_blocks.cc: GET, PUT, DELETE, PIN).
 #include "kvcache/session.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "common/checksum.h"
-#include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
 
@@ -17,7 +17,13 @@ using proto::WireStatus;
 namespace {
 
 constexpr size_t kInputBufferBytes = 256 * 1024;
+// Before authentication a frame is at most a header and kPreAuthMaxPayloadBytes.
+constexpr size_t kPreAuthBufferBytes = 512;
+static_assert(proto::kFrameHeaderBytes + kPreAuthMaxPayloadBytes <= kPreAuthBufferBytes);
 constexpr size_t kFlushAtBytes = 256 * 1024;
+// Frames served in one turn before the connection queues behind others
+// (checked when nothing is buffered, so the turn ends with the buffer empty).
+constexpr int kFramesPerTurn = 64;
 
 bool SameBytes(std::string_view a, std::string_view b) {  // constant time in the content
   if (a.size() != b.size()) return false;
@@ -26,29 +32,56 @@ bool SameBytes(std::string_view a, std::string_view b) {  // constant time in th
   return diff == 0;
 }
 
-WireStatus StorageStatus(const Status& st) {
-  switch (st.code()) {
-    case Code::kOk:
-      return WireStatus::kOk;
-    case Code::kNotFound:
-      return WireStatus::kNotFound;
-    case Code::kAlreadyExists:
-      return WireStatus::kExists;
-    case Code::kResourceExhausted:
-      return WireStatus::kTooLarge;
-    case Code::kInternal:
-      return WireStatus::kInternal;
-    default:
-      return WireStatus::kUnavailable;
-  }
-}
-
 }  // namespace
 
 Session::Session(const ServerContext* ctx, Connection* conn)
-    : ctx_(ctx), conn_(conn), in_(kInputBufferBytes) {}
+    : ctx_(ctx), conn_(conn), address_(conn->peer_address()) {
+  conn_->SetIoTimeout(ctx_->options.stall_timeout_ms);
+}
 
 // ---- I/O ---------------------------------------------------------------------
+
+size_t Session::buffered_capacity() const {
+  const size_t inline_chars = std::string().capacity();  // no allocation up to this
+  auto heap = [inline_chars](const std::string& s) {
+    return s.capacity() > inline_chars ? s.capacity() : 0;
+  };
+  return in_cap_ + heap(out_) + heap(payload_) + (chunk_ ? ctx_->options.io_chunk_bytes : 0);
+}
+
+void Session::EnsureInput(size_t capacity) {
+  if (in_cap_ >= capacity) return;
+  auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+  if (in_end_ > in_pos_) std::memcpy(bigger.get(), in_.get() + in_pos_, in_end_ - in_pos_);
+  in_end_ -= in_pos_;
+  in_pos_ = 0;
+  in_ = std::move(bigger);
+  in_cap_ = capacity;
+}
+
+Result<size_t> Session::ReadMore() {
+  if (in_pos_ == in_end_) {
+    in_pos_ = in_end_ = 0;
+  } else if (in_end_ == in_cap_) {
+    std::memmove(in_.get(), in_.get() + in_pos_, in_end_ - in_pos_);
+    in_end_ -= in_pos_;
+    in_pos_ = 0;
+  }
+  if (in_end_ == in_cap_) return Internal("kv session: input buffer full");  // a bug
+  ASSIGN_OR_RETURN(size_t r, conn_->ReadSome(in_.get() + in_end_, in_cap_ - in_end_));
+  in_end_ += r;
+  return r;
+}
+
+void Session::ReleaseBuffers() {
+  if (in_pos_ == in_end_) {
+    in_.reset();
+    in_cap_ = in_pos_ = in_end_ = 0;
+  }
+  std::string().swap(out_);
+  std::string().swap(payload_);
+  chunk_.reset();
+}
 
 Status Session::Flush() {
   if (out_.empty()) return Status::OK();
@@ -60,26 +93,25 @@ Status Session::Flush() {
 Result<std::string_view> Session::ReadView(size_t max) {
   if (in_pos_ == in_end_) {
     RETURN_IF_ERROR(Flush());  // about to block: let pipelined replies out first
-    ASSIGN_OR_RETURN(size_t r, conn_->ReadSome(in_.data(), in_.size()));
+    EnsureInput(authenticated_ ? kInputBufferBytes : kPreAuthBufferBytes);
+    ASSIGN_OR_RETURN(size_t r, ReadMore());
     if (r == 0) return Aborted("connection closed by peer");
-    in_pos_ = 0;
-    in_end_ = r;
   }
   size_t n = std::min(max, in_end_ - in_pos_);
-  std::string_view v(in_.data() + in_pos_, n);
+  std::string_view v(in_.get() + in_pos_, n);
   in_pos_ += n;
   return v;
 }
 
 Status Session::ReadExact(char* dst, size_t n) {
   size_t take = std::min(n, in_end_ - in_pos_);
-  std::memcpy(dst, in_.data() + in_pos_, take);
+  if (take > 0) std::memcpy(dst, in_.get() + in_pos_, take);
   in_pos_ += take;
   dst += take;
   n -= take;
   if (n == 0) return Status::OK();
   RETURN_IF_ERROR(Flush());
-  if (n >= in_.size()) return conn_->ReadFull(dst, n);  // large: straight to the destination
+  if (n >= kInputBufferBytes) return conn_->ReadFull(dst, n);  // large: straight to the destination
   while (n > 0) {
     ASSIGN_OR_RETURN(std::string_view v, ReadView(n));
     std::memcpy(dst, v.data(), v.size());
@@ -91,7 +123,7 @@ Status Session::ReadExact(char* dst, size_t n) {
 
 Status Session::Skip(uint64_t n) {
   while (n > 0) {
-    ASSIGN_OR_RETURN(std::string_view v, ReadView(std::min<uint64_t>(n, in_.size())));
+    ASSIGN_OR_RETURN(std::string_view v, ReadView(std::min<uint64_t>(n, kInputBufferBytes)));
     n -= v.size();
   }
   return Status::OK();
@@ -115,37 +147,86 @@ Namespace* Session::Lookup(uint64_t handle) const {
 
 // ---- the frame loop ----------------------------------------------------------
 
-Status Session::Run() {
-  while (true) {
-    if (in_pos_ == in_end_) {  // a clean end of stream is only allowed between frames
-      RETURN_IF_ERROR(Flush());
-      ASSIGN_OR_RETURN(size_t r, conn_->ReadSome(in_.data(), in_.size()));
-      if (r == 0) return Status::OK();
-      in_pos_ = 0;
-      in_end_ = r;
-    }
-    char raw[proto::kFrameHeaderBytes];
-    RETURN_IF_ERROR(ReadExact(raw, sizeof(raw)));
-    FrameHeader h;
-    switch (proto::DecodeFrameHeader(std::string_view(raw, sizeof(raw)), &h)) {
-      case proto::HeaderCheck::kOk:
-        break;
-      case proto::HeaderCheck::kBadMagic:
-        return InvalidArgument("bad frame magic");
-      case proto::HeaderCheck::kBadVersion:
-      case proto::HeaderCheck::kTooLarge:
-      case proto::HeaderCheck::kTruncated:
-        Reply(h, WireStatus::kInvalid);
+Result<Session::Turn> Session::ServeTurn() {
+  for (int frames = 0;; ++frames) {
+    if (!authenticated_) {
+      ASSIGN_OR_RETURN(Gather g, GatherPreAuthFrame());
+      if (g != Gather::kFrame) {
         RETURN_IF_ERROR(Flush());
-        return InvalidArgument("bad frame version or size");
-    }
-    if (!authenticated_ && h.payload_len > kPreAuthMaxPayloadBytes) {
-      Reply(h, WireStatus::kDenied);
+        ReleaseBuffers();  // keeps a partial frame's bytes (small)
+        if (g == Gather::kEnd) return Turn::kEnd;
+        return Turn::kPark;
+      }
+      if (++pre_auth_frames_ > kPreAuthMaxFrames) {
+        RETURN_IF_ERROR(Flush());
+        return PermissionDenied("too many frames before authentication");
+      }
+    } else if (in_pos_ == in_end_) {  // a clean end of stream is only allowed between frames
       RETURN_IF_ERROR(Flush());
-      return PermissionDenied("large frame before authentication");
+      bool readable = false;
+      if (frames < kFramesPerTurn) {
+        ASSIGN_OR_RETURN(readable, conn_->WaitReadable(0));
+      }
+      if (!readable) {
+        ReleaseBuffers();
+        return Turn::kPark;
+      }
+      EnsureInput(kInputBufferBytes);
+      ASSIGN_OR_RETURN(size_t r, ReadMore());
+      if (r == 0) return Turn::kEnd;
     }
-    RETURN_IF_ERROR(Dispatch(h));
+    RETURN_IF_ERROR(ServeFrame());
   }
+}
+
+// Reads only what is available: a worker never waits on an unauthenticated
+// client. kFrame once a whole frame is buffered, or a header that settles the
+// frame's fate alone (bad, or too large before authentication).
+Result<Session::Gather> Session::GatherPreAuthFrame() {
+  while (true) {
+    const size_t have = in_end_ - in_pos_;
+    if (have >= proto::kFrameHeaderBytes) {
+      FrameHeader h;
+      auto check = proto::DecodeFrameHeader(
+          std::string_view(in_.get() + in_pos_, proto::kFrameHeaderBytes), &h);
+      if (check != proto::HeaderCheck::kOk || h.payload_len > kPreAuthMaxPayloadBytes ||
+          have >= proto::kFrameHeaderBytes + h.payload_len) {
+        return Gather::kFrame;
+      }
+    }
+    ASSIGN_OR_RETURN(bool readable, conn_->WaitReadable(0));
+    if (!readable) return Gather::kPartial;
+    EnsureInput(kPreAuthBufferBytes);
+    ASSIGN_OR_RETURN(size_t r, ReadMore());
+    if (r == 0) {
+      if (have == 0) return Gather::kEnd;
+      return Aborted("connection closed mid-frame");
+    }
+  }
+}
+
+Status Session::ServeFrame() {
+  char raw[proto::kFrameHeaderBytes];
+  RETURN_IF_ERROR(ReadExact(raw, sizeof(raw)));
+  FrameHeader h;
+  switch (proto::DecodeFrameHeader(std::string_view(raw, sizeof(raw)), &h)) {
+    case proto::HeaderCheck::kOk:
+      break;
+    case proto::HeaderCheck::kBadMagic:
+      return InvalidArgument("bad frame magic");
+    case proto::HeaderCheck::kBadVersion:
+    case proto::HeaderCheck::kTooLarge:
+    case proto::HeaderCheck::kTruncated:
+      Reply(h, WireStatus::kInvalid);
+      RETURN_IF_ERROR(Flush());
+      return InvalidArgument("bad frame version or size");
+  }
+  if (!authenticated_ && h.payload_len > kPreAuthMaxPayloadBytes) {
+    Reply(h, WireStatus::kDenied);
+    RETURN_IF_ERROR(Flush());
+    return PermissionDenied("large frame before authentication");
+  }
+  return Dispatch(h);
 }
 
 Status Session::Dispatch(const FrameHeader& h) {
@@ -172,11 +253,9 @@ Status Session::Dispatch(const FrameHeader& h) {
   std::string_view p(payload_);
   switch (h.op) {
     case Op::kHello:
-      HandleHello(h, p);
-      break;
+      return HandleHello(h, p);
     case Op::kAuth:
-      HandleAuth(h, p);
-      break;
+      return HandleAuth(h, p);
     case Op::kPing:
       Reply(h, WireStatus::kOk);
       break;
@@ -208,34 +287,50 @@ Status Session::Dispatch(const FrameHeader& h) {
 
 // ---- HELLO / AUTH ------------------------------------------------------------
 
-void Session::HandleHello(const FrameHeader& h, std::string_view payload) {
+Status Session::RefuseIfThrottled(const FrameHeader& h) {
+  if (!ctx_->throttle->Blocked(address_, ctx_->NowNs())) return Status::OK();
+  Reply(h, WireStatus::kDenied);
+  RETURN_IF_ERROR(Flush());
+  return PermissionDenied("AUTH back-off for " + address_);
+}
+
+Status Session::HandleHello(const FrameHeader& h, std::string_view payload) {
   std::string_view ak;
   if (authenticated_ || !proto::DecodeHelloRequest(payload, &ak)) {
     Reply(h, WireStatus::kInvalid);
-    return;
+    return Status::OK();
   }
+  RETURN_IF_ERROR(RefuseIfThrottled(h));
   // Unknown access keys get a challenge too: AUTH fails for them like for a bad MAC.
   access_key_.assign(ak);
   nonce_ = RandomBytes(proto::kNonceBytes);
   Reply(h, WireStatus::kOk, nonce_);
+  return Status::OK();
 }
 
-void Session::HandleAuth(const FrameHeader& h, std::string_view payload) {
+Status Session::HandleAuth(const FrameHeader& h, std::string_view payload) {
   if (authenticated_ || nonce_.empty() || payload.size() != proto::kMacBytes) {
     Reply(h, WireStatus::kInvalid);
-    return;
+    return Status::OK();
   }
+  RETURN_IF_ERROR(RefuseIfThrottled(h));
   std::optional<std::string> secret = ctx_->secrets(access_key_);
   std::string expect =
       proto::ComputeAuthMac(secret ? *secret : std::string(32, '\0'), nonce_, access_key_);
   nonce_.clear();  // one try per challenge
   if (!secret || !SameBytes(expect, payload)) {
+    ctx_->throttle->RecordFailure(address_, ctx_->NowNs());
     Reply(h, WireStatus::kAuthFailed);
-    return;
+    if (++auth_failures_ >= ctx_->options.auth_failures_per_connection) {
+      RETURN_IF_ERROR(Flush());
+      return PermissionDenied("too many failed AUTHs from " + address_);
+    }
+    return Status::OK();
   }
   authenticated_ = true;
   identity_ = access_key_;
   Reply(h, WireStatus::kOk);
+  return Status::OK();
 }
 
 // ---- namespaces, LOOKUP, STATS -----------------------------------------------
@@ -246,7 +341,7 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
     Reply(h, WireStatus::kInvalid);
     return;
   }
-  auto ns = ctx_->registry->Open(d, identity_);
+  auto ns = ctx_->registry->Open(d, identity_, ctx_->IsOperator(identity_));
   if (!ns.ok()) {
     if (ns.status().code() == Code::kPermissionDenied) {
       Reply(h, WireStatus::kDenied);
@@ -313,286 +408,6 @@ void Session::HandleStats(const FrameHeader& h, std::string_view payload) {
   s.evictions = ns->evictions.load();
   s.lookups = ns->lookups.load();
   Reply(h, WireStatus::kOk, proto::EncodeStatsResponse(s));
-}
-
-// ---- GET -----------------------------------------------------------------------
-
-// The reply's head (every item's status and length) goes out before any
-// bytes, so the blocks named are acquired in the index first: they cannot be
-// evicted until the reply is complete, and the objects are then opened one at
-// a time (one open file per connection, whatever the batch size).
-//
-// Copies per block (file-backed objects): pread() page cache -> chunk_, then
-// send() chunk_ -> socket: two, both in the kernel, none in user space.
-// Inline objects (<= the data store's inline limit) are sent straight from the
-// record the engine decoded.
-Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
-  proto::GetRequest req;
-  if (!proto::DecodeGetRequest(payload, &req)) {
-    Reply(h, WireStatus::kInvalid);
-    return Status::OK();
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return Status::OK();
-  }
-  const size_t n = req.items.size();
-  std::vector<proto::GetResult> results(n, {WireStatus::kNotFound, 0});
-  std::unordered_map<std::string_view, uint64_t> acquired;  // key -> block length
-  uint64_t payload_len = n * proto::kGetResultBytes;
-  uint64_t hits = 0, misses = 0, requested = 0;
-  {
-    std::lock_guard<std::mutex> lock(ns->mu);
-    const uint64_t now = ctx_->NowNs();
-    for (size_t i = 0; i < n; ++i) {
-      const proto::GetItem& it = req.items[i];
-      auto known = acquired.find(it.key);
-      std::optional<uint64_t> size;
-      if (known != acquired.end()) {
-        size = known->second;
-      } else if ((size = ns->index.Acquire(it.key, now))) {
-        acquired.emplace(it.key, *size);
-      }
-      if (!size) {
-        ++misses;
-        continue;
-      }
-      uint64_t len = it.length == 0 ? (it.offset <= *size ? *size - it.offset : 0) : it.length;
-      if (it.offset > *size || len > *size - it.offset) {
-        results[i].status = WireStatus::kInvalid;  // a range outside the block
-      } else if (payload_len + len > proto::kMaxPayloadBytes) {
-        results[i].status = WireStatus::kTooLarge;  // the reply would exceed one frame
-      } else {
-        payload_len += len;
-        results[i] = {WireStatus::kOk, len};
-        ++hits;
-        requested += len;
-      }
-    }
-  }
-  ns->hits.fetch_add(hits, std::memory_order_relaxed);
-  ns->misses.fetch_add(misses, std::memory_order_relaxed);
-  ns->bytes_requested.fetch_add(requested, std::memory_order_relaxed);
-  Status st = SendGetReply(h, ns, req, results, payload_len);
-  std::lock_guard<std::mutex> lock(ns->mu);
-  for (const auto& [key, size] : acquired) ns->index.Release(key);
-  return st;
-}
-
-Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::GetRequest& req,
-                             const std::vector<proto::GetResult>& results, uint64_t payload_len) {
-  FrameHeader out;
-  out.op = h.op;
-  out.request_id = h.request_id;
-  out.payload_len = payload_len;
-  proto::AppendFrameHeader(out, &out_);
-  proto::AppendGetResponseHead(results, &out_);
-  const size_t chunk_bytes = std::max<size_t>(ctx_->options.io_chunk_bytes, 4096);
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].status != WireStatus::kOk || results[i].length == 0) continue;
-    const proto::GetItem& it = req.items[i];
-    // From here on a failure cannot be reported in this frame: the connection ends.
-    auto reader = ctx_->engine->OpenObject(ns->bucket(), ns->ObjectKey(it.key));
-    if (!reader.ok()) return reader.status().WithContext("kv get: block deleted while read");
-    const object::ObjectRecord& rec = (*reader)->record();
-    if (rec.size_bytes < it.offset + results[i].length) {
-      return Corruption("kv get: block " + ns->ObjectKey(it.key) + " was replaced through S3");
-    }
-    uint64_t off = it.offset;
-    uint64_t left = results[i].length;
-    if (rec.is_inline) {
-      std::string_view parts[2] = {out_, std::string_view(rec.inline_data).substr(off, left)};
-      RETURN_IF_ERROR(conn_->WriteAll(parts));
-      out_.clear();
-    } else {
-      if (!chunk_) chunk_ = std::make_unique<char[]>(chunk_bytes);
-      while (left > 0) {
-        size_t want = std::min<uint64_t>(left, chunk_bytes);
-        size_t got = 0;
-        while (got < want) {
-          ASSIGN_OR_RETURN(size_t r, (*reader)->ReadAt(off + got, chunk_.get() + got, want - got));
-          if (r == 0) return Corruption("kv get: short object " + rec.file_id);
-          got += r;
-        }
-        std::string_view parts[2] = {out_, std::string_view(chunk_.get(), want)};
-        RETURN_IF_ERROR(conn_->WriteAll(parts));
-        out_.clear();
-        off += want;
-        left -= want;
-      }
-    }
-    ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
-  }
-  return Status::OK();
-}
-
-// ---- PUT -----------------------------------------------------------------------
-
-Status Session::HandlePut(const FrameHeader& h) {
-  // The head (keys, parents, lengths) comes first; read exactly that.
-  std::string head;
-  proto::PutHeadScanState scan;
-  size_t need = 0;
-  while (true) {
-    proto::HeadScan s = proto::ScanPutRequestHead(head, &need, &scan);
-    if (s == proto::HeadScan::kComplete) break;
-    if (s == proto::HeadScan::kMalformed || need > h.payload_len) {
-      RETURN_IF_ERROR(Skip(h.payload_len - head.size()));
-      Reply(h, WireStatus::kInvalid);
-      return Status::OK();
-    }
-    size_t have = head.size();
-    head.resize(need);
-    RETURN_IF_ERROR(ReadExact(head.data() + have, need - have));
-  }
-  const uint64_t body_bytes = h.payload_len - head.size();
-  proto::PutRequestHead req;
-  uint64_t total = 0;
-  if (!proto::DecodePutRequestHead(head, &req) || !proto::PutBlockBytes(req.items, &total) ||
-      total != body_bytes) {
-    RETURN_IF_ERROR(Skip(body_bytes));
-    Reply(h, WireStatus::kInvalid);
-    return Status::OK();
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    RETURN_IF_ERROR(Skip(body_bytes));
-    Reply(h, WireStatus::kNotFound);
-    return Status::OK();
-  }
-  std::vector<WireStatus> statuses;
-  statuses.reserve(req.items.size());
-  for (const proto::PutItem& item : req.items) {
-    ASSIGN_OR_RETURN(WireStatus st, PutOne(ns, item));
-    statuses.push_back(st);
-  }
-  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
-  return Status::OK();
-}
-
-Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
-  WireStatus st = WireStatus::kOk;
-  std::vector<std::string> evicted;
-  {
-    std::lock_guard<std::mutex> lock(ns->mu);
-    if (ns->index.Find(item.key)) {
-      st = WireStatus::kExists;
-    } else if (item.length > 0xffffffffu ||
-               (ns->block_bytes != 0 && item.length != ns->block_bytes)) {
-      st = WireStatus::kTooLarge;
-    } else if (ns->quota_bytes != 0 &&
-               !ns->index.MakeRoom(ns->quota_bytes, ns->reserved_bytes + item.length, item.parent,
-                                   &evicted)) {
-      st = WireStatus::kTooLarge;  // over quota even after evicting what may go
-    } else {
-      ns->reserved_bytes += item.length;
-    }
-  }
-  DeleteBlocks(ctx_->engine, ns, evicted, /*evicted=*/true);
-  if (st != WireStatus::kOk) {
-    RETURN_IF_ERROR(Skip(item.length));
-    return st;
-  }
-  Result<WireStatus> written = WriteBlock(ns, item);
-  std::lock_guard<std::mutex> lock(ns->mu);
-  ns->reserved_bytes -= item.length;
-  if (written.ok() && *written == WireStatus::kOk && !ns->index.Find(item.key)) {
-    ns->index.Insert(item.key, item.parent, item.length, ctx_->NowNs());
-  }
-  return written;
-}
-
-// Streams the block into a new object version and commits it only if the key
-// is still absent. Until the commit the object is invisible (to S3 as well);
-// if the connection fails mid-block the writer is destroyed, which aborts it.
-Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item) {
-  object::ObjectHeaders headers;
-  headers.content_type = "application/octet-stream";
-  if (!item.parent.empty()) {
-    headers.user_metadata.emplace_back(std::string(kParentMetadata), HexEncode(item.parent));
-  }
-  auto writer = ctx_->engine->NewWriter(ns->bucket(), ns->ObjectKey(item.key), headers);
-  if (!writer.ok()) {
-    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), writer.status().ToString().c_str());
-    RETURN_IF_ERROR(Skip(item.length));
-    return StorageStatus(writer.status());
-  }
-  auto crc = Checksummer::Create(ChecksumAlgorithm::kCrc32c);
-  Status write_status;
-  uint64_t left = item.length;
-  while (left > 0) {
-    ASSIGN_OR_RETURN(std::string_view v, ReadView(left));  // the block bytes, no extra copy
-    left -= v.size();
-    if (!write_status.ok()) continue;  // drain the rest of the block
-    crc->Update(v.data(), v.size());
-    write_status = (*writer)->Append(v);
-  }
-  if (!write_status.ok()) {
-    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), write_status.ToString().c_str());
-    (*writer)->Abort();
-    return StorageStatus(write_status) == WireStatus::kTooLarge ? WireStatus::kTooLarge
-                                                                : WireStatus::kUnavailable;
-  }
-  // Stored as the object's CRC32C additional checksum, so S3 readers can verify it.
-  (*writer)->SetChecksum("CRC32C", Base64Encode(crc->Final()), "FULL_OBJECT");
-  auto committed = (*writer)->Commit([](const std::optional<object::ObjectRecord>& current) {
-    return current ? AlreadyExists("block exists") : Status::OK();
-  });
-  if (committed.ok()) return WireStatus::kOk;
-  if (committed.status().code() == Code::kAlreadyExists) return WireStatus::kExists;
-  STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), committed.status().ToString().c_str());
-  return StorageStatus(committed.status());
-}
-
-// ---- DELETE, PIN, UNPIN --------------------------------------------------------
-
-void Session::HandleDelete(const FrameHeader& h, std::string_view payload) {
-  proto::KeysRequest req;
-  Namespace* ns = DecodeKeys(h, payload, &req);
-  if (ns == nullptr) return;
-  std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
-  std::vector<std::string> removed;
-  {
-    std::lock_guard<std::mutex> lock(ns->mu);
-    for (size_t i = 0; i < req.keys.size(); ++i) {
-      if (ns->index.Erase(req.keys[i], &removed)) statuses[i] = WireStatus::kOk;
-    }
-  }
-  DeleteBlocks(ctx_->engine, ns, removed, /*evicted=*/false);
-  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
-}
-
-void Session::HandlePin(const FrameHeader& h, std::string_view payload, bool pin) {
-  proto::PinRequest req;
-  bool ok;
-  if (pin) {
-    ok = proto::DecodePinRequest(payload, &req);
-  } else {
-    proto::KeysRequest k;
-    ok = proto::DecodeKeysRequest(payload, &k);
-    req.ns = k.ns;
-    req.keys = std::move(k.keys);
-  }
-  if (!ok) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
-  std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
-  {
-    std::lock_guard<std::mutex> lock(ns->mu);
-    uint64_t until = ctx_->NowNs() + uint64_t{req.ttl_ms} * 1000000;
-    for (size_t i = 0; i < req.keys.size(); ++i) {
-      bool found = pin ? ns->index.Pin(req.keys[i], until) : ns->index.Unpin(req.keys[i]);
-      if (found) statuses[i] = WireStatus::kOk;
-    }
-  }
-  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
 }
 
 }  // namespace strata::kvcache

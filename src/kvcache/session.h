@@ -1,4 +1,9 @@
-// One KV connection: reads frames in a loop and answers each, in order.
+// One KV connection: answers its frames in order. Resumable between frames:
+// a worker thread calls ServeTurn when the connection is readable; the turn
+// serves what is available and returns when the input runs dry, or after a
+// turn's worth of frames once nothing is buffered (the server then parks the
+// connection in its poll set, with the buffers released; input already there
+// wakes a worker again at once, behind the connections already waiting).
 // Internal to the server.
 #pragma once
 
@@ -16,20 +21,45 @@
 namespace strata::kvcache {
 
 // Payload limits enforced before any allocation: before authentication only
-// HELLO/AUTH/PING make sense; after it, a non-PUT request (keys, ranges) is
-// bounded by kMaxBatchItems items of at most 49 bytes.
-inline constexpr uint64_t kPreAuthMaxPayloadBytes = 2 + proto::kMaxStrBytes;
+// HELLO/AUTH/PING make sense (an access key of at most kMaxAccessKeyBytes);
+// after it, a non-PUT request (keys, ranges) is bounded by kMaxBatchItems
+// items of at most 49 bytes.
+inline constexpr size_t kMaxAccessKeyBytes = 256;
+inline constexpr uint64_t kPreAuthMaxPayloadBytes = 2 + kMaxAccessKeyBytes;
 inline constexpr uint64_t kMaxRequestPayloadBytes = 64ull << 20;
+// Frames a connection may send before it is authenticated (HELLO, AUTH, PING).
+inline constexpr int kPreAuthMaxFrames = 16;
 
 class Session {
  public:
+  enum class Turn {
+    kPark,  // nothing buffered: wait in the poll set for input (which may be there already)
+    kEnd,   // the peer closed the connection between frames
+  };
+
   Session(const ServerContext* ctx, Connection* conn);
-  // Serves requests until the peer closes (OK) or the connection must end
-  // (a protocol violation or a transport/storage failure mid-frame).
-  Status Run();
+  // Serves frames while input is available. Before authentication it never
+  // waits for the client: a frame (small) is served once wholly arrived, a
+  // partial one stays buffered across the park. After it, a frame's rest is
+  // waited for (the transport's I/O timeout bounds each wait). An error means
+  // the connection must end (protocol violation, too many failed AUTHs,
+  // transport or storage failure mid-frame, a stall).
+  Result<Turn> ServeTurn();
+  bool authenticated() const { return authenticated_; }
+  // Bytes of buffer this session holds now (tests: parked ones hold none).
+  size_t buffered_capacity() const;
 
  private:
   using WireStatus = proto::WireStatus;
+  enum class Gather { kFrame, kPartial, kEnd };
+
+  // Input. The buffer is allocated when needed (small before authentication)
+  // and released when the connection parks with nothing buffered.
+  void EnsureInput(size_t capacity);
+  Result<size_t> ReadMore();  // appends to the buffer; 0 at end of stream
+  void ReleaseBuffers();
+  Result<Gather> GatherPreAuthFrame();
+  Status ServeFrame();
 
   // Input, buffered. Before blocking on the socket, pending replies are flushed.
   Status ReadExact(char* dst, size_t n);
@@ -41,8 +71,10 @@ class Session {
   Status Flush();
 
   Status Dispatch(const proto::FrameHeader& h);
-  void HandleHello(const proto::FrameHeader& h, std::string_view payload);
-  void HandleAuth(const proto::FrameHeader& h, std::string_view payload);
+  Status HandleHello(const proto::FrameHeader& h, std::string_view payload);
+  Status HandleAuth(const proto::FrameHeader& h, std::string_view payload);
+  // Replies DENIED and ends the connection while its address backs off.
+  Status RefuseIfThrottled(const proto::FrameHeader& h);
   void HandleOpen(const proto::FrameHeader& h, std::string_view payload);
   void HandleLookup(const proto::FrameHeader& h, std::string_view payload);
   Status HandleGet(const proto::FrameHeader& h, std::string_view payload);
@@ -65,8 +97,8 @@ class Session {
 
   const ServerContext* ctx_;
   Connection* conn_;
-  std::vector<char> in_;
-  size_t in_pos_ = 0, in_end_ = 0;
+  std::unique_ptr<char[]> in_;
+  size_t in_cap_ = 0, in_pos_ = 0, in_end_ = 0;
   std::string out_;
   std::string payload_;
   std::unique_ptr<char[]> chunk_;  // GET: block bytes on their way out
@@ -75,6 +107,9 @@ class Session {
   std::string access_key_;  // from HELLO
   std::string nonce_;       // outstanding challenge ("" if none)
   bool authenticated_ = false;
+  int pre_auth_frames_ = 0;
+  uint32_t auth_failures_ = 0;
+  std::string address_;  // the peer's, for the AUTH back-off
   std::string identity_;
 
   std::vector<Namespace*> handles_;  // handle h is handles_[h - 1]

@@ -1,9 +1,11 @@
 // TCP transport: blocking POSIX sockets, TCP_NODELAY (requests are small and
-// latency-bound), gathered writes with sendmsg (no SIGPIPE).
+// latency-bound), gathered writes with sendmsg (no SIGPIPE), I/O timeouts as
+// SO_RCVTIMEO/SO_SNDTIMEO, the socket itself as the poll handle.
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -31,7 +33,8 @@ namespace {
 
 class TcpConnection : public Connection {
  public:
-  TcpConnection(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {
+  TcpConnection(int fd, std::string address, uint16_t port)
+      : fd_(fd), address_(std::move(address)), port_(port) {
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
@@ -42,9 +45,33 @@ class TcpConnection : public Connection {
       ssize_t r = ::recv(fd_, buf, n, 0);
       if (r >= 0) return static_cast<size_t>(r);
       if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "recv from " + peer_);
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return DeadlineExceeded("recv from " + peer() + ": no data for " +
+                                std::to_string(timeout_ms_) + " ms");
+      }
+      return ErrnoStatus(errno, "recv from " + peer());
     }
   }
+
+  Result<bool> WaitReadable(int timeout_ms) override {
+    pollfd p{fd_, POLLIN, 0};
+    while (true) {
+      int r = ::poll(&p, 1, timeout_ms);
+      if (r >= 0) return r > 0;  // POLLIN, POLLHUP or POLLERR: a read will not block
+      if (errno != EINTR) return ErrnoStatus(errno, "poll " + peer());
+    }
+  }
+
+  void SetIoTimeout(uint32_t timeout_ms) override {
+    if (timeout_ms == timeout_ms_) return;
+    timeval tv{static_cast<time_t>(timeout_ms / 1000),
+               static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    timeout_ms_ = timeout_ms;
+  }
+
+  int PollFd() const override { return fd_; }
 
   Status WriteAll(std::span<const std::string_view> ranges) override {
     constexpr size_t kMaxIov = 64;
@@ -66,7 +93,11 @@ class TcpConnection : public Connection {
       ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
       if (w < 0) {
         if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "send to " + peer_);
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          return DeadlineExceeded("send to " + peer() + ": peer not reading for " +
+                                  std::to_string(timeout_ms_) + " ms");
+        }
+        return ErrnoStatus(errno, "send to " + peer());
       }
       size_t left = static_cast<size_t>(w);
       while (i < ranges.size() && left >= ranges[i].size() - skip) {
@@ -82,27 +113,40 @@ class TcpConnection : public Connection {
   void Shutdown() override {
     if (!shut_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);
   }
-  std::string peer() const override { return peer_; }
+  std::string peer() const override {
+    bool v6 = address_.find(':') != std::string::npos;
+    return (v6 ? "[" + address_ + "]" : address_) + ":" + std::to_string(port_);
+  }
+  std::string peer_address() const override { return address_; }
 
  private:
   int fd_;
-  std::string peer_;
+  std::string address_;
+  uint16_t port_;
+  uint32_t timeout_ms_ = 0;  // set by the one thread serving the connection
   std::atomic<bool> shut_{false};
 };
 
-std::string AddressText(const sockaddr* sa) {
+// The numeric address of sa; its port in *port.
+std::string AddressText(const sockaddr* sa, uint16_t* port) {
   char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
+  *port = 0;
   if (sa->sa_family == AF_INET) {
     auto* in = reinterpret_cast<const sockaddr_in*>(sa);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
+    *port = ntohs(in->sin_port);
   } else if (sa->sa_family == AF_INET6) {
     auto* in = reinterpret_cast<const sockaddr_in6*>(sa);
     inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
-    port = ntohs(in->sin6_port);
+    *port = ntohs(in->sin6_port);
   }
-  return std::string(host) + ":" + std::to_string(port);
+  return host;
+}
+
+std::unique_ptr<Connection> MakeConnection(int fd, const sockaddr* peer) {
+  uint16_t port;
+  std::string address = AddressText(peer, &port);
+  return std::make_unique<TcpConnection>(fd, std::move(address), port);
 }
 
 class TcpListener : public Listener {
@@ -122,10 +166,7 @@ class TcpListener : public Listener {
         if (c >= 0) ::close(c);
         return Aborted("listener closed");
       }
-      if (c >= 0) {
-        return std::unique_ptr<Connection>(
-            new TcpConnection(c, AddressText(reinterpret_cast<sockaddr*>(&addr))));
-      }
+      if (c >= 0) return MakeConnection(c, reinterpret_cast<sockaddr*>(&addr));
       // Transient accept errors (peer reset before accept, fd exhaustion) must
       // not stop the listener.
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
@@ -174,7 +215,7 @@ Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host, uint16_t po
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 512) != 0) {
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 4096) != 0) {
       last = ErrnoStatus(errno, "listen on " + host + ":" + std::to_string(port));
       ::close(fd);
       continue;
@@ -192,7 +233,8 @@ Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host, uint16_t po
   return last;
 }
 
-Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t port) {
+Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t port,
+                                               const std::string& from_host) {
   ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, /*passive=*/false));
   Status last = Unavailable("no address for " + host);
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
@@ -200,6 +242,21 @@ Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t
     if (fd < 0) {
       last = ErrnoStatus(errno, "socket");
       continue;
+    }
+    if (!from_host.empty()) {
+      auto local = Resolve(from_host, 0, /*passive=*/false);
+      bool bound = false;
+      if (local.ok()) {
+        for (addrinfo* l = *local; l != nullptr && !bound; l = l->ai_next) {
+          bound = l->ai_family == ai->ai_family && ::bind(fd, l->ai_addr, l->ai_addrlen) == 0;
+        }
+        ::freeaddrinfo(*local);
+      }
+      if (!bound) {
+        last = local.ok() ? ErrnoStatus(errno, "bind to " + from_host) : local.status();
+        ::close(fd);
+        continue;
+      }
     }
     int rc;
     do {
@@ -210,9 +267,9 @@ Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t
       ::close(fd);
       continue;
     }
-    std::string peer = AddressText(ai->ai_addr);
+    auto conn = MakeConnection(fd, ai->ai_addr);
     ::freeaddrinfo(res);
-    return std::unique_ptr<Connection>(new TcpConnection(fd, peer));
+    return conn;
   }
   ::freeaddrinfo(res);
   return last;

@@ -42,6 +42,10 @@ bool IsValidBucketName(std::string_view name) {
   return true;
 }
 
+bool IsReservedBucketName(std::string_view name) {
+  return name.starts_with(kReservedBucketPrefix);
+}
+
 namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
@@ -193,6 +197,11 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
   auto op = PickOp(req, r);
   if (auto* e = std::get_if<Error>(&op)) return *e;
   r.op = std::get<Op>(op);
+  if (r.op == Op::kCreateBucket && IsReservedBucketName(r.bucket)) {
+    return MakeError(ErrorCode::kInvalidBucketName,
+                     "Bucket names starting with \"" + std::string(kReservedBucketPrefix) +
+                         "\" are reserved for the KV-cache tier: " + r.bucket);
+  }
   return r;
 }
 

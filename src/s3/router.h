@@ -60,4 +60,10 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
 // Bucket naming rules of S3 (3-63 chars, lowercase, digits, '.', '-', ...).
 bool IsValidBucketName(std::string_view name);
 
+// Names S3 CreateBucket refuses: "kv-*" belongs to the KV-cache tier (its
+// namespaces' buckets, created through the object engine, never through S3;
+// kvcache/proto/frame.h kBucketPrefix). Existing ones stay usable over S3.
+inline constexpr std::string_view kReservedBucketPrefix = "kv-";
+bool IsReservedBucketName(std::string_view name);
+
 }  // namespace strata::s3

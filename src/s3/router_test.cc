@@ -112,5 +112,23 @@ TEST(Router, BucketNames) {
   EXPECT_FALSE(IsValidBucketName(std::string(64, 'a')));
 }
 
+TEST(Router, KvBucketNamesAreReservedForCreation) {
+  auto e = RouteRequest(Req("PUT", "/kv-0123456789abcdef"), {});
+  ASSERT_TRUE(std::holds_alternative<Error>(e));
+  EXPECT_EQ(std::get<Error>(e).code, ErrorCode::kInvalidBucketName);
+  EXPECT_NE(std::get<Error>(e).message.find("reserved for the KV-cache tier"), std::string::npos);
+  EXPECT_EQ(Err(Req("PUT", "/kv-anything")), ErrorCode::kInvalidBucketName);
+  auto vhost = RouteRequest(Req("PUT", "/", "kv-x.s3.example.com"), RouterConfig{"s3.example.com"});
+  ASSERT_TRUE(std::holds_alternative<Error>(vhost));
+  EXPECT_EQ(std::get<Error>(vhost).code, ErrorCode::kInvalidBucketName);
+  // Only creation: the tier's buckets stay readable and listable over S3.
+  EXPECT_EQ(Ok(Req("GET", "/kv-0123456789abcdef")).op, Op::kListObjectsV1);
+  EXPECT_EQ(Ok(Req("GET", "/kv-0123456789abcdef/abc/def")).op, Op::kGetObject);
+  EXPECT_EQ(Ok(Req("DELETE", "/kv-0123456789abcdef")).op, Op::kDeleteBucket);
+  // Names merely containing "kv-" are ordinary.
+  EXPECT_EQ(Ok(Req("PUT", "/my-kv-bucket")).op, Op::kCreateBucket);
+  EXPECT_EQ(Ok(Req("PUT", "/kvstore")).op, Op::kCreateBucket);
+}
+
 }  // namespace
 }  // namespace strata::s3

@@ -4,15 +4,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/encoding.h"
 #include "common/hash.h"
 
 namespace strata::server {
+
+namespace {
+
+// A whole decimal number in [lo, hi].
+bool ParseInt(const std::string& text, long lo, long hi, int* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
 
 std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args) {
   Config c;
@@ -42,6 +59,22 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
       if (port < 0 || port > 65535 || *end != '\0') return "bad --kv-listen " + *v;
       c.kv_listen_host = v->substr(0, colon);
       c.kv_listen_port = static_cast<int>(port);
+    } else if (a == "--kv-workers") {
+      if (!(v = value()) || !ParseInt(*v, 1, 4096, &c.kv_workers)) {
+        return "--kv-workers needs a number from 1 to 4096";
+      }
+    } else if (a == "--kv-max-connections") {
+      if (!(v = value()) || !ParseInt(*v, 1, 1'000'000, &c.kv_max_connections)) {
+        return "--kv-max-connections needs a positive number";
+      }
+    } else if (a == "--kv-max-connections-per-ip") {
+      if (!(v = value()) || !ParseInt(*v, 1, 1'000'000, &c.kv_max_connections_per_ip)) {
+        return "--kv-max-connections-per-ip needs a positive number";
+      }
+    } else if (a == "--kv-idle-timeout-s") {
+      if (!(v = value()) || !ParseInt(*v, 0, 7 * 24 * 3600, &c.kv_idle_timeout_s)) {
+        return "--kv-idle-timeout-s needs seconds (0: none)";
+      }
     } else if (a == "--data") {
       if (!(v = value())) return "--data needs a directory";
       c.data_dir = *v;
@@ -106,7 +139,10 @@ std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string
   const char* user = std::getenv("STRATA_ROOT_USER");
   const char* password = std::getenv("STRATA_ROOT_PASSWORD");
   if (user && password && *user && *password) {
-    if (std::string(password).size() < 8) return "STRATA_ROOT_PASSWORD must be at least 8 characters";
+    if (std::string_view(password).size() < kMinRootSecretChars) {
+      return "STRATA_ROOT_PASSWORD must be at least " + std::to_string(kMinRootSecretChars) +
+             " characters (it has " + std::to_string(std::string_view(password).size()) + ")";
+    }
     return RootCredentials{user, password, false};
   }
   if ((user && *user) != (password && *password)) {
@@ -119,6 +155,10 @@ std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string
     std::getline(in, c.access_key);
     std::getline(in, c.secret_key);
     if (c.access_key.empty() || c.secret_key.empty()) return path + " is malformed";
+    if (c.secret_key.size() < kMinRootSecretChars) {
+      return path + ": the secret key must be at least " + std::to_string(kMinRootSecretChars) +
+             " characters";
+    }
     return c;
   }
   RootCredentials c;

@@ -32,7 +32,15 @@ struct Config {
   std::string kv_listen_host = "127.0.0.1";
   int kv_listen_port = 9100;
   bool kv_listen_explicit = false;
+  int kv_workers = 32;
+  int kv_max_connections = 4096;
+  int kv_max_connections_per_ip = 512;
+  int kv_idle_timeout_s = 300;  // 0: none
 };
+
+// Root secrets set by the operator are at least this long (the KV AUTH and
+// SigV4 both rest on them; a short one falls to guessing).
+inline constexpr size_t kMinRootSecretChars = 16;
 
 // Parses argv after the "server" word; returns the config or an error text.
 std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args);
@@ -44,7 +52,8 @@ struct RootCredentials {
 };
 
 // From STRATA_ROOT_USER/STRATA_ROOT_PASSWORD, else from <data>/root-credentials,
-// else freshly generated and stored there (mode 0600). Never a fixed default.
+// else freshly generated and stored there (mode 0600). Never a fixed default;
+// a secret shorter than kMinRootSecretChars is an error.
 std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string& data_dir);
 
 }  // namespace strata::server

@@ -39,10 +39,13 @@ constexpr char kUsage[] =
     "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
     "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
     "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off] [--sigv2 on|off]\n"
+    "                [--kv-workers N] [--kv-max-connections N] [--kv-max-connections-per-ip N]\n"
+    "                [--kv-idle-timeout-s S]\n"
     "                [--max-connections N] [--idle-timeout-s S] [--header-timeout-s S]\n"
     "                [--min-body-rate BYTES_PER_S]\n"
-    "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD, or are\n"
-    "      generated on first start and kept in DIR/root-credentials.\n"
+    "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD (a secret of\n"
+    "      at least 16 characters), or are generated on first start and kept in\n"
+    "      DIR/root-credentials.\n"
     "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
     "      metadata (checkpointed onto the drives).\n"
     "      --sigv2 off refuses AWS Signature Version 2 requests (default: on).\n"
@@ -214,10 +217,17 @@ int RunServer(const std::vector<std::string>& args) {
   }
   std::unique_ptr<kvcache::Server> kv;  // the KV-cache tier: same credentials and engine
   if (cfg.kv_listen_port >= 0) {
-    auto started = kvcache::Server::Start(engine->get(), secrets,
-                                          {.host = cfg.kv_listen_host,
-                                           .port = static_cast<uint16_t>(cfg.kv_listen_port),
-                                           .region = cfg.region});
+    kvcache::ServerOptions kvo;
+    kvo.host = cfg.kv_listen_host;
+    kvo.port = static_cast<uint16_t>(cfg.kv_listen_port);
+    kvo.region = cfg.region;
+    kvo.worker_threads = cfg.kv_workers;
+    kvo.max_connections = static_cast<size_t>(cfg.kv_max_connections);
+    kvo.max_connections_per_address = static_cast<size_t>(cfg.kv_max_connections_per_ip);
+    kvo.idle_timeout_ms = static_cast<uint32_t>(cfg.kv_idle_timeout_s) * 1000u;
+    // Root is the operator: it may open (and set the quota and TTL of) any namespace.
+    kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
+    auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {
       kv = std::move(started).value();
       std::printf("  kv-cache:   %s:%d\n", cfg.kv_listen_host.c_str(), kv->port());

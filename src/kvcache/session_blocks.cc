@@ -1,0 +1,318 @@
+// The block operations of a Session: GET, PUT, DELETE, PIN/UNPIN
+// (session.cc: I/O, the frame loop, authentication, namespaces).
+#include <algorithm>
+#include <cstring>
+
+#include "common/checksum.h"
+#include "common/encoding.h"
+#include "common/log.h"
+#include "kvcache/session.h"
+
+namespace strata::kvcache {
+
+using proto::FrameHeader;
+using proto::Op;
+using proto::WireStatus;
+
+namespace {
+
+WireStatus StorageStatus(const Status& st) {
+  switch (st.code()) {
+    case Code::kOk:
+      return WireStatus::kOk;
+    case Code::kNotFound:
+      return WireStatus::kNotFound;
+    case Code::kAlreadyExists:
+      return WireStatus::kExists;
+    case Code::kResourceExhausted:
+      return WireStatus::kTooLarge;
+    case Code::kInternal:
+      return WireStatus::kInternal;
+    default:
+      return WireStatus::kUnavailable;
+  }
+}
+
+}  // namespace
+
+// ---- GET -----------------------------------------------------------------------
+
+// The reply's head (every item's status and length) goes out before any
+// bytes, so the blocks named are acquired in the index first: they cannot be
+// evicted until the reply is complete, and the objects are then opened one at
+// a time (one open file per connection, whatever the batch size).
+//
+// Copies per block (file-backed objects): pread() page cache -> chunk_, then
+// send() chunk_ -> socket: two, both in the kernel, none in user space.
+// Inline objects (<= the data store's inline limit) are sent straight from the
+// record the engine decoded.
+Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
+  proto::GetRequest req;
+  if (!proto::DecodeGetRequest(payload, &req)) {
+    Reply(h, WireStatus::kInvalid);
+    return Status::OK();
+  }
+  Namespace* ns = Lookup(req.ns);
+  if (ns == nullptr) {
+    Reply(h, WireStatus::kNotFound);
+    return Status::OK();
+  }
+  const size_t n = req.items.size();
+  std::vector<proto::GetResult> results(n, {WireStatus::kNotFound, 0});
+  std::unordered_map<std::string_view, uint64_t> acquired;  // key -> block length
+  uint64_t payload_len = n * proto::kGetResultBytes;
+  uint64_t hits = 0, misses = 0, requested = 0;
+  {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    const uint64_t now = ctx_->NowNs();
+    for (size_t i = 0; i < n; ++i) {
+      const proto::GetItem& it = req.items[i];
+      auto known = acquired.find(it.key);
+      std::optional<uint64_t> size;
+      if (known != acquired.end()) {
+        size = known->second;
+      } else if ((size = ns->index.Acquire(it.key, now))) {
+        acquired.emplace(it.key, *size);
+      }
+      if (!size) {
+        ++misses;
+        continue;
+      }
+      uint64_t len = it.length == 0 ? (it.offset <= *size ? *size - it.offset : 0) : it.length;
+      if (it.offset > *size || len > *size - it.offset) {
+        results[i].status = WireStatus::kInvalid;  // a range outside the block
+      } else if (payload_len + len > proto::kMaxPayloadBytes) {
+        results[i].status = WireStatus::kTooLarge;  // the reply would exceed one frame
+      } else {
+        payload_len += len;
+        results[i] = {WireStatus::kOk, len};
+        ++hits;
+        requested += len;
+      }
+    }
+  }
+  ns->hits.fetch_add(hits, std::memory_order_relaxed);
+  ns->misses.fetch_add(misses, std::memory_order_relaxed);
+  ns->bytes_requested.fetch_add(requested, std::memory_order_relaxed);
+  Status st = SendGetReply(h, ns, req, results, payload_len);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  for (const auto& [key, size] : acquired) ns->index.Release(key);
+  return st;
+}
+
+Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::GetRequest& req,
+                             const std::vector<proto::GetResult>& results, uint64_t payload_len) {
+  FrameHeader out;
+  out.op = h.op;
+  out.request_id = h.request_id;
+  out.payload_len = payload_len;
+  proto::AppendFrameHeader(out, &out_);
+  proto::AppendGetResponseHead(results, &out_);
+  const size_t chunk_bytes = std::max<size_t>(ctx_->options.io_chunk_bytes, 4096);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].status != WireStatus::kOk || results[i].length == 0) continue;
+    const proto::GetItem& it = req.items[i];
+    // From here on a failure cannot be reported in this frame: the connection ends.
+    auto reader = ctx_->engine->OpenObject(ns->bucket(), ns->ObjectKey(it.key));
+    if (!reader.ok()) return reader.status().WithContext("kv get: block deleted while read");
+    const object::ObjectRecord& rec = (*reader)->record();
+    if (rec.size_bytes < it.offset + results[i].length) {
+      return Corruption("kv get: block " + ns->ObjectKey(it.key) + " was replaced through S3");
+    }
+    uint64_t off = it.offset;
+    uint64_t left = results[i].length;
+    if (rec.is_inline) {
+      std::string_view parts[2] = {out_, std::string_view(rec.inline_data).substr(off, left)};
+      RETURN_IF_ERROR(conn_->WriteAll(parts));
+      out_.clear();
+    } else {
+      if (!chunk_) chunk_ = std::make_unique<char[]>(chunk_bytes);
+      while (left > 0) {
+        size_t want = std::min<uint64_t>(left, chunk_bytes);
+        size_t got = 0;
+        while (got < want) {
+          ASSIGN_OR_RETURN(size_t r, (*reader)->ReadAt(off + got, chunk_.get() + got, want - got));
+          if (r == 0) return Corruption("kv get: short object " + rec.file_id);
+          got += r;
+        }
+        std::string_view parts[2] = {out_, std::string_view(chunk_.get(), want)};
+        RETURN_IF_ERROR(conn_->WriteAll(parts));
+        out_.clear();
+        off += want;
+        left -= want;
+      }
+    }
+    ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
+  }
+  return Status::OK();
+}
+
+// ---- PUT -----------------------------------------------------------------------
+
+Status Session::HandlePut(const FrameHeader& h) {
+  // The head (keys, parents, lengths) comes first; read exactly that.
+  std::string head;
+  proto::PutHeadScanState scan;
+  size_t need = 0;
+  while (true) {
+    proto::HeadScan s = proto::ScanPutRequestHead(head, &need, &scan);
+    if (s == proto::HeadScan::kComplete) break;
+    if (s == proto::HeadScan::kMalformed || need > h.payload_len) {
+      RETURN_IF_ERROR(Skip(h.payload_len - head.size()));
+      Reply(h, WireStatus::kInvalid);
+      return Status::OK();
+    }
+    size_t have = head.size();
+    head.resize(need);
+    RETURN_IF_ERROR(ReadExact(head.data() + have, need - have));
+  }
+  const uint64_t body_bytes = h.payload_len - head.size();
+  proto::PutRequestHead req;
+  uint64_t total = 0;
+  if (!proto::DecodePutRequestHead(head, &req) || !proto::PutBlockBytes(req.items, &total) ||
+      total != body_bytes) {
+    RETURN_IF_ERROR(Skip(body_bytes));
+    Reply(h, WireStatus::kInvalid);
+    return Status::OK();
+  }
+  Namespace* ns = Lookup(req.ns);
+  if (ns == nullptr) {
+    RETURN_IF_ERROR(Skip(body_bytes));
+    Reply(h, WireStatus::kNotFound);
+    return Status::OK();
+  }
+  std::vector<WireStatus> statuses;
+  statuses.reserve(req.items.size());
+  for (const proto::PutItem& item : req.items) {
+    ASSIGN_OR_RETURN(WireStatus st, PutOne(ns, item));
+    statuses.push_back(st);
+  }
+  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
+  return Status::OK();
+}
+
+Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
+  WireStatus st = WireStatus::kOk;
+  std::vector<std::string> evicted;
+  {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    if (ns->index.Find(item.key)) {
+      st = WireStatus::kExists;
+    } else if (item.length > 0xffffffffu ||
+               (ns->block_bytes != 0 && item.length != ns->block_bytes)) {
+      st = WireStatus::kTooLarge;
+    } else if (ns->quota_bytes != 0 &&
+               !ns->index.MakeRoom(ns->quota_bytes, ns->reserved_bytes + item.length, item.parent,
+                                   &evicted)) {
+      st = WireStatus::kTooLarge;  // over quota even after evicting what may go
+    } else {
+      ns->reserved_bytes += item.length;
+    }
+  }
+  DeleteBlocks(ctx_->engine, ns, evicted, /*evicted=*/true);
+  if (st != WireStatus::kOk) {
+    RETURN_IF_ERROR(Skip(item.length));
+    return st;
+  }
+  Result<WireStatus> written = WriteBlock(ns, item);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  ns->reserved_bytes -= item.length;
+  if (written.ok() && *written == WireStatus::kOk && !ns->index.Find(item.key)) {
+    ns->index.Insert(item.key, item.parent, item.length, ctx_->NowNs());
+  }
+  return written;
+}
+
+// Streams the block into a new object version and commits it only if the key
+// is still absent. Until the commit the object is invisible (to S3 as well);
+// if the connection fails mid-block the writer is destroyed, which aborts it.
+Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item) {
+  object::ObjectHeaders headers;
+  headers.content_type = "application/octet-stream";
+  if (!item.parent.empty()) {
+    headers.user_metadata.emplace_back(std::string(kParentMetadata), HexEncode(item.parent));
+  }
+  auto writer = ctx_->engine->NewWriter(ns->bucket(), ns->ObjectKey(item.key), headers);
+  if (!writer.ok()) {
+    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), writer.status().ToString().c_str());
+    RETURN_IF_ERROR(Skip(item.length));
+    return StorageStatus(writer.status());
+  }
+  auto crc = Checksummer::Create(ChecksumAlgorithm::kCrc32c);
+  Status write_status;
+  uint64_t left = item.length;
+  while (left > 0) {
+    ASSIGN_OR_RETURN(std::string_view v, ReadView(left));  // the block bytes, no extra copy
+    left -= v.size();
+    if (!write_status.ok()) continue;  // drain the rest of the block
+    crc->Update(v.data(), v.size());
+    write_status = (*writer)->Append(v);
+  }
+  if (!write_status.ok()) {
+    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), write_status.ToString().c_str());
+    (*writer)->Abort();
+    return StorageStatus(write_status) == WireStatus::kTooLarge ? WireStatus::kTooLarge
+                                                                : WireStatus::kUnavailable;
+  }
+  // Stored as the object's CRC32C additional checksum, so S3 readers can verify it.
+  (*writer)->SetChecksum("CRC32C", Base64Encode(crc->Final()), "FULL_OBJECT");
+  auto committed = (*writer)->Commit([](const std::optional<object::ObjectRecord>& current) {
+    return current ? AlreadyExists("block exists") : Status::OK();
+  });
+  if (committed.ok()) return WireStatus::kOk;
+  if (committed.status().code() == Code::kAlreadyExists) return WireStatus::kExists;
+  STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), committed.status().ToString().c_str());
+  return StorageStatus(committed.status());
+}
+
+// ---- DELETE, PIN, UNPIN --------------------------------------------------------
+
+void Session::HandleDelete(const FrameHeader& h, std::string_view payload) {
+  proto::KeysRequest req;
+  Namespace* ns = DecodeKeys(h, payload, &req);
+  if (ns == nullptr) return;
+  std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
+  std::vector<std::string> removed;
+  {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    for (size_t i = 0; i < req.keys.size(); ++i) {
+      if (ns->index.Erase(req.keys[i], &removed)) statuses[i] = WireStatus::kOk;
+    }
+  }
+  DeleteBlocks(ctx_->engine, ns, removed, /*evicted=*/false);
+  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
+}
+
+void Session::HandlePin(const FrameHeader& h, std::string_view payload, bool pin) {
+  proto::PinRequest req;
+  bool ok;
+  if (pin) {
+    ok = proto::DecodePinRequest(payload, &req);
+  } else {
+    proto::KeysRequest k;
+    ok = proto::DecodeKeysRequest(payload, &k);
+    req.ns = k.ns;
+    req.keys = std::move(k.keys);
+  }
+  if (!ok) {
+    Reply(h, WireStatus::kInvalid);
+    return;
+  }
+  Namespace* ns = Lookup(req.ns);
+  if (ns == nullptr) {
+    Reply(h, WireStatus::kNotFound);
+    return;
+  }
+  std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
+  {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    uint64_t until = ctx_->NowNs() + uint64_t{req.ttl_ms} * 1000000;
+    for (size_t i = 0; i < req.keys.size(); ++i) {
+      bool found = pin ? ns->index.Pin(req.keys[i], until) : ns->index.Unpin(req.keys[i]);
+      if (found) statuses[i] = WireStatus::kOk;
+    }
+  }
+  Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
+}
+
+}  // namespace strata::kvcache
