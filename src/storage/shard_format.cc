@@ -102,6 +102,10 @@ Result<ShardHeader> DecodeShardHeader(std::string_view bytes) {
       part > UINT32_MAX) {
     return Corruption("shard header: field out of range");
   }
+  if (index >= k + m) {  // shard i of k + m exists for i < k + m only
+    return Corruption("shard header: shard index " + std::to_string(index) + " of a " +
+                      std::to_string(k) + "+" + std::to_string(m) + " layout");
+  }
   h.shard_index = static_cast<uint32_t>(index);
   h.k = static_cast<uint32_t>(k);
   h.m = static_cast<uint32_t>(m);

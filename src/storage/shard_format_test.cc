@@ -68,6 +68,17 @@ TEST(ShardFormatTest, HeaderEmptyFieldsRoundTrip) {
   EXPECT_EQ(dec->data.part_number, 0u);
 }
 
+TEST(ShardFormatTest, ShardIndexOutsideTheLayoutIsCorruption) {
+  ShardHeader h = SampleHeader();
+  h.shard_index = h.k + h.m;  // a well-formed, checksummed header of an impossible shard
+  auto dec = DecodeShardHeader(EncodeShardHeader(h));
+  EXPECT_EQ(dec.status().code(), Code::kCorruption);
+  EXPECT_NE(dec.status().message().find("shard index 6 of a 4+2 layout"), std::string::npos)
+      << dec.status().ToString();
+  h.shard_index = h.k + h.m - 1;
+  EXPECT_TRUE(DecodeShardHeader(EncodeShardHeader(h)).ok());
+}
+
 TEST(ShardFormatTest, EveryHeaderBitFlipIsDetected) {
   std::string enc = EncodeShardHeader(SampleHeader());
   for (size_t i = 0; i < enc.size(); ++i) {
