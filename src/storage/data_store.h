@@ -23,7 +23,12 @@ struct DataHeader {
   std::string key;
   std::string upload_id;     // multipart parts only
   uint32_t part_number = 0;  // multipart parts only
+  // The generation: a rewrite of an id (same id, new content) must carry a
+  // greater stamp, so that a shard left by an older write (a drive that was
+  // offline then) is told apart and never mixed in (shard-file.md).
   uint64_t version_stamp = 0;
+
+  bool operator==(const DataHeader&) const = default;
 };
 
 class DataWriter {

@@ -35,9 +35,10 @@ class HealJob {
     Status st;
   };
 
-  // Reads every header and footer; the first valid footer is the reference.
-  // A shard with a good header but a bad (or disagreeing) footer is rebuilt,
-  // but its blocks still count where they verify. False if none is valid.
+  // Reads every header and footer and picks the reference shard (the newest
+  // generation with k shards, see internal::ChooseReference). A shard of
+  // that generation with a bad (or disagreeing) footer is rebuilt, but its
+  // blocks still count where they verify. False if no footer is valid.
   bool ChooseReference();
   // Pass 1: verify every block of every usable shard; marks bad shards.
   void VerifyAllBlocks();
@@ -80,9 +81,12 @@ bool HealJob::ChooseReference() {
     }
     footers_[i] = std::move(footer).value();
     has_footer_[i] = true;
-    if (ref_ < 0) ref_ = i;
   }
+  ref_ = internal::ChooseReference(slots_, has_footer_, k_);
   if (ref_ < 0) return false;
+  // Shards of another generation (a drive that missed a rewrite of this id)
+  // are rebuilt, and their blocks never count.
+  RejectOtherGenerations(slots_, slots_[ref_].header.data);
   const ShardFooter& ref = footers_[ref_];
   for (int i = 0; i < n_; ++i) {
     rebuild_[i] = slots_[i].fault != Fault::kNone || !has_footer_[i] ||
@@ -240,7 +244,7 @@ Result<HealResult> HealJob::Run() {
 
 Result<HealResult> ErasureStoreImpl::Heal(const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
-  std::lock_guard lock(IdLock(id));
+  std::unique_lock lock(IdLock(id));  // exclusive: see IdLock
   HealJob job(this, id);
   return job.Run();
 }

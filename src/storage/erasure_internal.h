@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,7 +33,7 @@ namespace strata::storage::internal {
 inline constexpr int kMaxDrives = 16;
 inline constexpr size_t kMinBlockBytes = 16;
 inline constexpr size_t kMaxBlockBytes = 64 << 20;
-inline constexpr int kIdLocks = 64;
+inline constexpr int kIdLocks = 256;
 inline constexpr const char* kPartSuffix = ".part";  // a shard being written
 inline constexpr const char* kHealSuffix = ".heal";  // a shard being rebuilt
 
@@ -87,6 +88,18 @@ struct ShardSlot {
 // (capacity len + 4). Returns kNone when it verified, else why in *why.
 Fault ReadVerifiedBlock(ShardSlot& slot, const StripeLayout& layout, uint64_t s, uint32_t len,
                         uint8_t* dst, std::string* why);
+
+// The reference shard of an id among slots whose header checked out
+// (has_footer[i]: its footer too): a shard of the newest generation (header
+// version stamp) that has at least k shards with valid headers, else of the
+// newest generation; the shard must have a valid footer. -1 if none has.
+int ChooseReference(const std::vector<ShardSlot>& slots, const std::vector<bool>& has_footer,
+                    int k);
+// False (and the slot marked corrupt) if its header is of another generation.
+bool OfGeneration(ShardSlot& slot, const DataHeader& generation);
+// Marks the slots of another generation than `generation` as corrupt: their
+// blocks must never be combined with the reference's.
+void RejectOtherGenerations(std::vector<ShardSlot>& slots, const DataHeader& generation);
 
 // The error of a stripe that has fewer than k good blocks.
 Status StripeError(const std::string& id, uint64_t s, int good, int k,
@@ -172,12 +185,30 @@ class ErasureStoreImpl final : public ErasureDataStore {
   // Opens every drive's shard of `id`; *found counts the files that exist.
   std::vector<ShardSlot> OpenSlots(const std::string& id, int* found);
   // Reads and verifies slot i's header: magic, CRC, and that it belongs here
-  // (this id, this position, this pool's layout). Sets the slot's fault.
-  bool CheckHeader(ShardSlot& slot, int i, const std::string& id);
+  // (this id, this position, this pool's layout and, if given, this
+  // generation: the DataHeader of the shards being read). Sets the slot's fault.
+  bool CheckHeader(ShardSlot& slot, int i, const std::string& id,
+                   const DataHeader* generation = nullptr);
   // Reads and verifies the footer of a slot whose header checked out.
   Result<ShardFooter> ReadFooter(ShardSlot& slot, int i, const std::string& id);
 
-  std::mutex& IdLock(const std::string& id) {
+  // The per-id lock (one of kIdLocks, picked by the id's hash). THE lock
+  // discipline of the store, for every id:
+  //  - exclusive: publishing a write (the renames <id>.part -> <id> on every
+  //    drive, their directory syncs, removing the stale <id> of drives the
+  //    write missed), Heal (its whole run: what it verified is what it
+  //    replaces), Remove;
+  //  - shared: opening the shards of an id and choosing the reference shard
+  //    (Open, ReadHeaderAndTrailer), so that the files a reader holds are of
+  //    one generation: all from before a publish or all from after it.
+  // Not held while a writer streams into or syncs its .part files (nobody
+  // else opens .part files) nor while a reader reads (open files stay valid
+  // when their names are replaced or removed). Never held while calling out
+  // (the heal callback). Lock order: IdLock, then reformat_mu_. One writer
+  // per id at a time is the caller's business (the engine's key and bucket
+  // locks): two writers of one id would share its .part files.
+  // See docs/formats/shard-file.md, "Concurrency".
+  std::shared_mutex& IdLock(const std::string& id) {
     return id_locks_[std::hash<std::string>{}(id) % kIdLocks];
   }
 
@@ -190,7 +221,7 @@ class ErasureStoreImpl final : public ErasureDataStore {
   std::mutex cb_mu_;
   std::mutex reformat_mu_;
   std::function<void(const std::string&)> heal_cb_;
-  std::mutex id_locks_[kIdLocks];
+  std::shared_mutex id_locks_[kIdLocks];
 };
 
 }  // namespace strata::storage::internal

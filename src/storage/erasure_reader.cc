@@ -13,8 +13,11 @@ namespace {
 
 class ErasureReader : public DataReader {
  public:
+  // `slots` are every drive's shard of `id`; slots[ref]'s header and footer
+  // verified, and its generation is the one read (other generations count
+  // as corrupt shards).
   ErasureReader(ErasureStoreImpl* store, std::string id, uint64_t size,
-                std::vector<ShardSlot> slots);
+                std::vector<ShardSlot> slots, int ref);
   Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) override;
   uint64_t size() const override { return layout_.size; }
   void ReportHealOnce();
@@ -34,6 +37,7 @@ class ErasureReader : public DataReader {
   StripeLayout layout_;
   int k_, n_;
   std::vector<ShardSlot> slots_;
+  DataHeader generation_;
   std::mutex mu_;
   // The stripe cache: the last stripe touched, block by block.
   int64_t cache_stripe_ = -1;
@@ -47,7 +51,7 @@ class ErasureReader : public DataReader {
 };
 
 ErasureReader::ErasureReader(ErasureStoreImpl* store, std::string id, uint64_t size,
-                             std::vector<ShardSlot> slots)
+                             std::vector<ShardSlot> slots, int ref)
     : store_(store),
       id_(std::move(id)),
       layout_(store->Layout(size)),
@@ -58,7 +62,10 @@ ErasureReader::ErasureReader(ErasureStoreImpl* store, std::string id, uint64_t s
       state_(n_, BlockState::kUnknown),
       fault_(n_, Fault::kNone),
       why_(n_) {
-  STRATA_CHECK(static_cast<int>(slots_.size()) == n_, "reader needs one slot per drive");
+  STRATA_CHECK(static_cast<int>(slots_.size()) == n_ && ref >= 0 && ref < n_ &&
+                   slots_[ref].header_checked,
+               "reader needs one slot per drive and a verified reference");
+  generation_ = slots_[ref].header.data;
 }
 
 void ErasureReader::ReportHealOnce() {
@@ -76,7 +83,7 @@ void ErasureReader::ResetCache(uint64_t s) {
 
 bool ErasureReader::ReadDirect(uint64_t s, int i, uint32_t len, char* dst) {
   ShardSlot& slot = slots_[i];
-  if (!store_->CheckHeader(slot, i, id_)) return false;
+  if (!store_->CheckHeader(slot, i, id_, &generation_)) return false;
   uint64_t off = slot.header_len + layout_.BlockOffset(s);
   // Read in slices and checksum each while it is still in the CPU cache:
   // verification then costs little next to the copy from the page cache.
@@ -108,7 +115,7 @@ void ErasureReader::SizeCacheBlock(int i) {
 
 void ErasureReader::ReadBlockToCache(int i) {
   ShardSlot& slot = slots_[i];
-  if (!store_->CheckHeader(slot, i, id_)) {
+  if (!store_->CheckHeader(slot, i, id_, &generation_)) {
     state_[i] = BlockState::kBad;
     fault_[i] = slot.fault;
     why_[i] = slot.why;
@@ -195,12 +202,17 @@ Result<size_t> ErasureReader::ReadAt(uint64_t offset, char* buf, size_t n) {
 Result<std::unique_ptr<DataReader>> ErasureStoreImpl::Open(const std::string& id, uint64_t size) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
   // Open every shard now: a reader keeps reading what it opened even if the
-  // data is removed meanwhile (POSIX unlink semantics).
+  // data is removed or replaced meanwhile (POSIX unlink semantics). Under the
+  // shared id lock, so that they are one generation (see IdLock).
+  std::shared_lock lock(IdLock(id));
   int found = 0;
   std::vector<ShardSlot> slots = OpenSlots(id, &found);
   if (found == 0) return NotFound("data " + id + ": no shard on any drive");
-  Status last;
-  for (int i = 0; i < drive_count(); ++i) {
+  // The reference: the first shard whose header and footer verify and whose
+  // size is the one the metadata records.
+  Status last, wrong_size;
+  int ref = -1;
+  for (int i = 0; i < drive_count() && ref < 0; ++i) {
     if (!CheckHeader(slots[i], i, id)) {
       last = Corruption(slots[i].why);
       continue;
@@ -208,21 +220,26 @@ Result<std::unique_ptr<DataReader>> ErasureStoreImpl::Open(const std::string& id
     auto footer = ReadFooter(slots[i], i, id);
     if (!footer.ok()) {
       last = footer.status();
-      continue;
+    } else if (footer->object_size != size) {
+      wrong_size = Corruption("data " + id + ": metadata records " + std::to_string(size) +
+                              " bytes, shard " + std::to_string(i) + " says " +
+                              std::to_string(footer->object_size));
+      slots[i].SetFault(Fault::kCorrupt, wrong_size.message());
+    } else {
+      ref = i;
     }
-    if (footer->object_size != size) {
-      return Corruption("data " + id + ": metadata records " + std::to_string(size) +
-                        " bytes, shard " + std::to_string(i) + " says " +
-                        std::to_string(footer->object_size));
-    }
-    bool lost = false;  // a shard file gone from an online drive (wiped, deleted)
-    for (const ShardSlot& slot : slots) lost = lost || slot.fault == Fault::kMissing;
-    auto reader = std::make_unique<ErasureReader>(this, id, size, std::move(slots));
-    if (lost) reader->ReportHealOnce();  // costs no I/O: the opens told us
-    return std::unique_ptr<DataReader>(std::move(reader));
   }
-  return Corruption("data " + id + ": no shard has a valid header and footer (last: " +
-                    last.ToString() + ")");
+  lock.unlock();
+  if (ref < 0) {
+    if (!wrong_size.ok()) return wrong_size;
+    return Corruption("data " + id + ": no shard has a valid header and footer (last: " +
+                      last.ToString() + ")");
+  }
+  bool lost = false;  // a shard file gone from an online drive (wiped, deleted)
+  for (const ShardSlot& slot : slots) lost = lost || slot.fault == Fault::kMissing;
+  auto reader = std::make_unique<ErasureReader>(this, id, size, std::move(slots), ref);
+  if (lost) reader->ReportHealOnce();  // costs no I/O: the opens told us
+  return std::unique_ptr<DataReader>(std::move(reader));
 }
 
 }  // namespace strata::storage::internal

@@ -102,7 +102,7 @@ Result<std::unique_ptr<io::WritableFile>> ErasureStoreImpl::NewShardFile(int i,
 
 Status ErasureStoreImpl::Remove(const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
-  std::lock_guard lock(IdLock(id));
+  std::unique_lock lock(IdLock(id));  // exclusive: see IdLock
   bool any = false;
   Status failed;
   for (int i = 0; i < drive_count(); ++i) {
@@ -181,26 +181,32 @@ Result<std::vector<std::string>> ErasureStoreImpl::ListIds() {
 Result<std::pair<DataHeader, std::string>> ErasureStoreImpl::ReadHeaderAndTrailer(
     const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
+  std::shared_lock lock(IdLock(id));  // one generation of shards: see IdLock
   int found = 0;
+  std::vector<ShardSlot> slots = OpenSlots(id, &found);
+  if (found == 0) return NotFound("data " + id + ": no shard on any drive");
+  std::vector<bool> has_footer(drive_count());
+  std::vector<ShardFooter> footers(drive_count());
   Status last;
   for (int i = 0; i < drive_count(); ++i) {
-    ShardSlot slot = OpenSlot(i, id);
-    if (!slot.file) continue;
-    ++found;
-    if (!CheckHeader(slot, i, id)) {
-      last = Corruption(slot.why);
+    if (!CheckHeader(slots[i], i, id)) {
+      if (slots[i].file) last = Corruption(slots[i].why);
       continue;
     }
-    auto footer = ReadFooter(slot, i, id);
+    auto footer = ReadFooter(slots[i], i, id);
     if (!footer.ok()) {
       last = footer.status();
       continue;
     }
-    return std::make_pair(slot.header.data, std::move(footer->trailer));
+    footers[i] = std::move(footer).value();
+    has_footer[i] = true;
   }
-  if (found == 0) return NotFound("data " + id + ": no shard on any drive");
-  return Corruption("data " + id + ": no shard has a valid header and trailer (last: " +
-                    last.ToString() + ")");
+  int ref = ChooseReference(slots, has_footer, k_);
+  if (ref < 0) {
+    return Corruption("data " + id + ": no shard has a valid header and trailer (last: " +
+                      last.ToString() + ")");
+  }
+  return std::make_pair(slots[ref].header.data, std::move(footers[ref].trailer));
 }
 
 }  // namespace internal

@@ -38,8 +38,13 @@ class ErasureWriter : public DataWriter {
   Status FlushStripe(size_t bytes);
   // Appends the footer to every active shard; returns those it reached.
   std::vector<int> AppendFooters(std::string_view trailer);
-  // Sync + close, then rename + directory sync, every shard in `active`.
-  void Publish(const std::vector<int>& active);
+  // Sync + close every shard in `active` (no lock: nobody opens .part files).
+  void SyncAll(const std::vector<int>& active);
+  // Under the exclusive id lock: rename + directory sync of every shard in
+  // `active`, then (quorum reached) removes the <id> a drive the write
+  // missed may hold from an older generation.
+  Status Publish(const std::vector<int>& active);
+  void RemoveStale();
   void RemoveAll();
 
   ErasureStoreImpl* store_;
@@ -191,19 +196,36 @@ std::vector<int> ErasureWriter::AppendFooters(std::string_view trailer) {
   return active;
 }
 
-void ErasureWriter::Publish(const std::vector<int>& active) {
+void ErasureWriter::SyncAll(const std::vector<int>& active) {
   // Drives are independent: overlap their latencies.
+  std::vector<Status> results(n_);
+  ForEachParallel(active, [&](int i) { results[i] = io::SyncAndClose(shards_[i].file.get()); });
+  for (int i : active) {
+    shards_[i].file.reset();
+    if (!results[i].ok()) Fail(i, results[i]);
+  }
+}
+
+Status ErasureWriter::Publish(const std::vector<int>& active) {
+  std::unique_lock lock(store_->IdLock(id_));  // exclusive: see IdLock
   std::vector<Status> results(n_);
   io::FileSystem* fs = store_->fs();
   ForEachParallel(active, [&](int i) {
     Shard& sh = shards_[i];
-    Status st = io::SyncAndClose(sh.file.get());
-    if (st.ok()) st = io::PublishFile(fs, sh.temp, sh.final_path, &sh.renamed);
-    results[i] = st;
+    if (sh.active) results[i] = io::PublishFile(fs, sh.temp, sh.final_path, &sh.renamed);
   });
   for (int i : active) {
-    shards_[i].file.reset();
     if (!results[i].ok()) Fail(i, results[i]);
+  }
+  RETURN_IF_ERROR(CheckQuorum());  // below quorum: every shard removed, under the lock
+  RemoveStale();
+  return Status::OK();
+}
+
+void ErasureWriter::RemoveStale() {
+  for (int i = 0; i < n_; ++i) {
+    if (shards_[i].active || !store_->drive(i).online()) continue;
+    store_->fs()->RemoveFile(shards_[i].final_path).IgnoreError();  // NotFound: nothing stale
   }
 }
 
@@ -214,13 +236,14 @@ Status ErasureWriter::Finish(std::string_view trailer) {
   if (fill_ > 0) RETURN_IF_ERROR(FlushStripe(fill_));
   std::vector<int> active = AppendFooters(trailer);
   RETURN_IF_ERROR(CheckQuorum());
-  Publish(active);
+  SyncAll(active);
   RETURN_IF_ERROR(CheckQuorum());
+  RETURN_IF_ERROR(Publish(active));
   finished_ = true;
   int written = ActiveCount();
   if (written < n_) {
     STRATA_LOG("data %s written with %d of %d shards; queued for heal", id_.c_str(), written, n_);
-    store_->ReportHeal(id_);  // restore full redundancy as soon as possible
+    store_->ReportHeal(id_);  // restore full redundancy as soon as possible (no lock held)
   }
   return Status::OK();
 }

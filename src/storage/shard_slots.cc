@@ -7,6 +7,49 @@
 
 namespace strata::storage::internal {
 
+namespace {
+std::string Describe(const DataHeader& h) {
+  return h.bucket + "/" + h.key + (h.upload_id.empty() ? "" : " upload " + h.upload_id) +
+         " version stamp " + std::to_string(h.version_stamp);
+}
+}  // namespace
+
+bool OfGeneration(ShardSlot& slot, const DataHeader& generation) {
+  if (slot.header.data == generation) return true;
+  slot.SetFault(Fault::kCorrupt, "shard of another generation (" + Describe(slot.header.data) +
+                                     ", reading " + Describe(generation) + ")");
+  return false;
+}
+
+int ChooseReference(const std::vector<ShardSlot>& slots, const std::vector<bool>& has_footer,
+                    int k) {
+  // Count the shards of each generation with a valid header; a generation
+  // qualifies through its first shard with a valid footer.
+  int best = -1;
+  bool best_complete = false;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!has_footer[i]) continue;
+    const DataHeader& gen = slots[i].header.data;
+    int count = 0;
+    for (const ShardSlot& s : slots) count += s.header_checked && s.header.data == gen ? 1 : 0;
+    const bool complete = count >= k;
+    if (best >= 0) {
+      const uint64_t best_stamp = slots[best].header.data.version_stamp;
+      if (best_complete && !complete) continue;
+      if (best_complete == complete && gen.version_stamp <= best_stamp) continue;
+    }
+    best = static_cast<int>(i);
+    best_complete = complete;
+  }
+  return best;
+}
+
+void RejectOtherGenerations(std::vector<ShardSlot>& slots, const DataHeader& generation) {
+  for (ShardSlot& slot : slots) {
+    if (slot.fault == Fault::kNone && slot.header_checked) OfGeneration(slot, generation);
+  }
+}
+
 ShardSlot ErasureStoreImpl::OpenSlot(int i, const std::string& id, const std::string& suffix) {
   ShardSlot slot;
   const Drive& d = drive(i);
@@ -35,9 +78,10 @@ std::vector<ShardSlot> ErasureStoreImpl::OpenSlots(const std::string& id, int* f
   return slots;
 }
 
-bool ErasureStoreImpl::CheckHeader(ShardSlot& slot, int i, const std::string& id) {
+bool ErasureStoreImpl::CheckHeader(ShardSlot& slot, int i, const std::string& id,
+                                   const DataHeader* generation) {
   if (slot.fault != Fault::kNone) return false;
-  if (slot.header_checked) return true;
+  if (slot.header_checked) return generation == nullptr || OfGeneration(slot, *generation);
   std::string buf(4096, '\0');
   auto n = slot.file->ReadAt(0, buf.data(), buf.size());
   if (!n.ok()) {
@@ -82,7 +126,7 @@ bool ErasureStoreImpl::CheckHeader(ShardSlot& slot, int i, const std::string& id
   slot.header = std::move(header).value();
   slot.header_len = *len;
   slot.header_checked = true;
-  return true;
+  return generation == nullptr || OfGeneration(slot, *generation);
 }
 
 Result<ShardFooter> ErasureStoreImpl::ReadFooter(ShardSlot& slot, int i, const std::string& id) {
