@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -64,6 +66,19 @@ class DataStore {
   // an erasure-coded pool keeps everything on the drives so that the index
   // can be rebuilt from them).
   virtual size_t inline_max_bytes() const = 0;
+
+  // ---- Enumeration, for rebuild-index (object/rebuild.h) and the scrubber.
+  // Stores that do not describe their data (PlainDataStore: no headers, and
+  // small objects live only in the metadata) return NotImplemented.
+  //
+  // Every data id the store has anything of (ids removed while a drive was
+  // offline included, until their leftovers are cleaned up).
+  virtual Result<std::vector<std::string>> ListIds() = 0;
+  // The header and trailer `id` was written with (its newest generation).
+  // NotFound if nothing of `id` exists or it was removed (a tombstone covers
+  // what is left of it); Corruption if no shard is readable.
+  virtual Result<std::pair<DataHeader, std::string>> ReadHeaderAndTrailer(
+      const std::string& id) = 0;
 };
 
 }  // namespace strata::storage

@@ -3,6 +3,7 @@
 // bad block, from the k good blocks of each stripe, into <id>.heal, published
 // over <id> (docs/formats/shard-file.md, "Heal").
 #include <algorithm>
+#include <optional>
 
 #include "common/log.h"
 #include "io/atomic_file.h"
@@ -28,6 +29,8 @@ class HealJob {
   Result<HealResult> Run();
 
  private:
+  // The heal proper, once removed generations are out of the way.
+  Result<HealResult> Repair();
   struct Target {
     int i;
     std::unique_ptr<io::WritableFile> file;
@@ -40,6 +43,10 @@ class HealJob {
   // that generation with a bad (or disagreeing) footer is rebuilt, but its
   // blocks still count where they verify. False if no footer is valid.
   bool ChooseReference();
+  // With a tombstone (the id was removed while a drive was absent): shards
+  // of the generations it covers are dead. If nothing else is left, deletes
+  // them (and the tombstones once every drive is present) and returns false.
+  bool DropRemovedGenerations(uint64_t removed_through);
   // Pass 1: verify every block of every usable shard; marks bad shards.
   void VerifyAllBlocks();
   // Opens <id>.heal with its header for every shard to rebuild.
@@ -212,10 +219,48 @@ void HealJob::AbandonTargets() {
   targets_.clear();
 }
 
+bool HealJob::DropRemovedGenerations(uint64_t removed_through) {
+  int live = 0;
+  for (int i = 0; i < n_; ++i) {
+    if (!store_->CheckHeader(slots_[i], i, id_)) continue;
+    if (slots_[i].header.data.version_stamp <= removed_through) {
+      slots_[i].SetFault(Fault::kCorrupt, "removed (tombstone)");  // rebuilt if anything lives
+    } else {
+      ++live;
+    }
+  }
+  if (live > 0) return true;
+  int deleted = 0;
+  for (int i = 0; i < n_; ++i) {
+    if (slots_[i].file && fs_->RemoveFile(store_->ShardPath(i, id_)).ok()) ++deleted;
+  }
+  store_->RemoveTombstonesIfAllPresent(id_);
+  if (deleted > 0) {
+    STRATA_LOG("heal %s: removed earlier; deleted %d leftover shard(s)", id_.c_str(), deleted);
+  }
+  return false;
+}
+
 Result<HealResult> HealJob::Run() {
   int found = 0;
   slots_ = store_->OpenSlots(id_, &found);
-  if (found == 0) return NotFound("data " + id_ + ": no shard on any drive");
+  const std::optional<uint64_t> removed = store_->ReadTombstone(id_);
+  if (found == 0) {
+    if (removed) store_->RemoveTombstonesIfAllPresent(id_);
+    return NotFound("data " + id_ + ": no shard on any drive");
+  }
+  if (removed && !DropRemovedGenerations(*removed)) {
+    return NotFound("data " + id_ + ": removed (tombstone); its leftovers are deleted");
+  }
+  Result<HealResult> result = Repair();
+  // A live generation rewritten everywhere supersedes the tombstone.
+  if (removed && result.ok() && !result->unrecoverable && result->shards_failed == 0) {
+    store_->RemoveTombstonesIfAllPresent(id_);
+  }
+  return result;
+}
+
+Result<HealResult> HealJob::Repair() {
   if (!ChooseReference()) {  // nothing tells the size: nothing can be rebuilt
     result_.was_healthy = false;
     result_.unrecoverable = true;

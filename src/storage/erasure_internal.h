@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -36,6 +37,7 @@ inline constexpr size_t kMaxBlockBytes = 64 << 20;
 inline constexpr int kIdLocks = 256;
 inline constexpr const char* kPartSuffix = ".part";  // a shard being written
 inline constexpr const char* kHealSuffix = ".heal";  // a shard being rebuilt
+inline constexpr const char* kGoneSuffix = ".gone";  // a tombstone (removed while a drive was offline)
 
 std::string RandomHex(size_t bytes);
 // Ids name files: a safe alphabet, 2..128 characters.
@@ -178,6 +180,19 @@ class ErasureStoreImpl final : public ErasureDataStore {
   // drive whose directory is gone was removed or unmounted: never recreated.
   Status ReformatWiped(int i);  // pool_format.cc
   void ReportHeal(const std::string& id);
+
+  // ---- tombstones (erasure_store.cc; docs/formats/shard-file.md, "Remove")
+  // Every drive online and still carrying its format file: only then can an
+  // id be removed without leaving shards a returning drive would bring back.
+  bool AllDrivesPresent();
+  // The newest removed generation named by a tombstone of `id` on an online
+  // drive (damaged tombstones are logged and ignored); nullopt if none.
+  std::optional<uint64_t> ReadTombstone(const std::string& id);
+  // Writes the tombstone on every online drive; OK if at least one landed.
+  Status WriteTombstones(const std::string& id, uint64_t removed_through);
+  // Removes the tombstones of `id` when every drive is present (else keeps
+  // them: an absent drive may still hold dead shards). Under the id lock.
+  void RemoveTombstonesIfAllPresent(const std::string& id);
 
   // ---- shard slots (shard_slots.cc)
   // Opens drive i's shard of `id` (file only; the header is checked lazily).

@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "io/mem_fs.h"
 #include "storage/erasure_store.h"
+#include "storage/store_test_util.h"
 
 namespace strata::storage {
 namespace {
@@ -100,16 +101,7 @@ Status Write(DataStore* store, int i, int v) {
   return w->Finish(Trailer(v));
 }
 
-Result<std::string> Read(DataStore* store, int i) {
-  ASSIGN_OR_RETURN(auto r, store->Open(Id(i), kSize));
-  std::string out(kSize, '\0');
-  for (size_t off = 0; off < kSize;) {
-    ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, kSize - off));
-    if (n == 0) return Internal("short read");
-    off += n;
-  }
-  return out;
-}
+Result<std::string> Read(DataStore* store, int i) { return testing::ReadAll(store, Id(i), kSize); }
 
 std::string Slurp(io::FileSystem* fs, const std::string& path) {
   auto f = fs->NewReadableFile(path);

@@ -1,10 +1,13 @@
 // ErasureDataStore: see erasure_store.h, erasure_internal.h (which file holds
 // what) and docs/formats/shard-file.md, docs/formats/drive-format.md. This
 // file: the store object, ids, Remove, ListIds, Drives, ReadHeaderAndTrailer.
+#include <cstring>
 #include <random>
 #include <set>
 
 #include "common/encoding.h"
+#include "common/log.h"
+#include "io/atomic_file.h"
 #include "storage/erasure_internal.h"
 
 namespace strata::storage {
@@ -100,9 +103,81 @@ Result<std::unique_ptr<io::WritableFile>> ErasureStoreImpl::NewShardFile(int i,
   return fs_->NewWritableFile(path);
 }
 
+bool ErasureStoreImpl::AllDrivesPresent() {
+  for (const Drive& d : drives_) {
+    if (!d.online() || !fs_->FileExists(d.path + "/" + std::string(kDriveFormatFile))) return false;
+  }
+  return true;
+}
+
+std::optional<uint64_t> ErasureStoreImpl::ReadTombstone(const std::string& id) {
+  std::optional<uint64_t> newest;
+  for (int i = 0; i < drive_count(); ++i) {
+    ShardSlot slot = OpenSlot(i, id, kGoneSuffix);
+    if (!slot.file) continue;
+    std::string bytes(std::min<uint64_t>(slot.file->Size(), 4096), '\0');
+    auto n = slot.file->ReadAt(0, bytes.data(), bytes.size());
+    auto tomb = n.ok() ? DecodeTombstone(bytes.substr(0, *n)) : Result<Tombstone>(n.status());
+    if (!tomb.ok() || tomb->id != id) {
+      STRATA_LOG("tombstone %s%s: %s", ShardPath(i, id).c_str(), kGoneSuffix,
+                 tomb.ok() ? "names another id" : tomb.status().ToString().c_str());
+      continue;
+    }
+    newest = std::max(newest.value_or(0), tomb->removed_through);
+  }
+  return newest;
+}
+
+Status ErasureStoreImpl::WriteTombstones(const std::string& id, uint64_t removed_through) {
+  const std::string bytes = EncodeTombstone({id, removed_through});
+  int written = 0;
+  Status last;
+  for (int i = 0; i < drive_count(); ++i) {
+    if (!drives_[i].online()) continue;
+    Status st = io::WriteFileAtomically(fs_, ShardPath(i, id) + kGoneSuffix, bytes);
+    if (st.ok()) {
+      ++written;
+    } else {
+      last = st;
+    }
+  }
+  if (written > 0) return Status::OK();
+  return last.ok() ? Unavailable("data " + id + ": no drive to record its removal on") : last;
+}
+
+void ErasureStoreImpl::RemoveTombstonesIfAllPresent(const std::string& id) {
+  if (!AllDrivesPresent()) return;
+  for (int i = 0; i < drive_count(); ++i) {
+    fs_->RemoveFile(ShardPath(i, id) + kGoneSuffix).IgnoreError();
+  }
+}
+
+namespace {
+// The newest generation among the shards of `id` on the online drives (what
+// a tombstone must cover); nullopt if no header is readable.
+std::optional<uint64_t> NewestGeneration(ErasureStoreImpl* store, const std::string& id) {
+  std::optional<uint64_t> newest;
+  int found = 0;
+  std::vector<ShardSlot> slots = store->OpenSlots(id, &found);
+  for (int i = 0; i < store->drive_count(); ++i) {
+    if (!store->CheckHeader(slots[i], i, id)) continue;
+    newest = std::max(newest.value_or(0), slots[i].header.data.version_stamp);
+  }
+  return newest;
+}
+}  // namespace
+
 Status ErasureStoreImpl::Remove(const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
   std::unique_lock lock(IdLock(id));  // exclusive: see IdLock
+  // With a drive absent, its shards would come back with it: record the
+  // removal (a tombstone covering every generation there is) on the others.
+  const bool all_present = AllDrivesPresent();
+  std::optional<uint64_t> tombstone;
+  if (!all_present) {
+    tombstone = NewestGeneration(this, id);
+    if (auto old = ReadTombstone(id)) tombstone = std::max(tombstone.value_or(0), *old);
+  }
   bool any = false;
   Status failed;
   for (int i = 0; i < drive_count(); ++i) {
@@ -117,6 +192,13 @@ Status ErasureStoreImpl::Remove(const std::string& id) {
     }
   }
   if (!failed.ok()) return failed;
+  if (all_present) {
+    for (int i = 0; i < drive_count(); ++i) {
+      any = fs_->RemoveFile(ShardPath(i, id) + kGoneSuffix).ok() || any;
+    }
+  } else if (tombstone) {
+    RETURN_IF_ERROR(WriteTombstones(id, *tombstone));
+  }
   if (!any) return NotFound("data " + id + ": no shard on any drive");
   return Status::OK();
 }
@@ -169,7 +251,10 @@ Result<std::vector<std::string>> ErasureStoreImpl::ListIds() {
         continue;
       }
       for (const std::string& name : *names) {
-        if (ValidId(name) && name.compare(0, 2, sub) == 0) ids.insert(name);
+        // Shards (<id>) and tombstones (<id>.gone); not the temporary files.
+        std::string id = name;
+        if (id.ends_with(kGoneSuffix)) id.resize(id.size() - std::strlen(kGoneSuffix));
+        if (ValidId(id) && id.compare(0, 2, sub) == 0) ids.insert(id);
       }
     }
     listed += ok ? 1 : 0;
@@ -187,12 +272,19 @@ Result<std::pair<DataHeader, std::string>> ErasureStoreImpl::ReadHeaderAndTraile
   if (found == 0) return NotFound("data " + id + ": no shard on any drive");
   std::vector<bool> has_footer(drive_count());
   std::vector<ShardFooter> footers(drive_count());
+  const std::optional<uint64_t> removed = ReadTombstone(id);
+  int live = 0;
   Status last;
   for (int i = 0; i < drive_count(); ++i) {
     if (!CheckHeader(slots[i], i, id)) {
       if (slots[i].file) last = Corruption(slots[i].why);
       continue;
     }
+    if (removed && slots[i].header.data.version_stamp <= *removed) {
+      slots[i].SetFault(Fault::kMissing, "removed (tombstone)");
+      continue;
+    }
+    ++live;
     auto footer = ReadFooter(slots[i], i, id);
     if (!footer.ok()) {
       last = footer.status();
@@ -201,6 +293,7 @@ Result<std::pair<DataHeader, std::string>> ErasureStoreImpl::ReadHeaderAndTraile
     footers[i] = std::move(footer).value();
     has_footer[i] = true;
   }
+  if (removed && live == 0) return NotFound("data " + id + ": removed (tombstone)");
   int ref = ChooseReference(slots, has_footer, k_);
   if (ref < 0) {
     return Corruption("data " + id + ": no shard has a valid header and trailer (last: " +

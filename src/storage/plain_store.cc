@@ -60,6 +60,15 @@ class PlainDataStore : public DataStore {
   }
   Status Remove(const std::string& id) override { return fs_->RemoveFile(Path(id)); }
   size_t inline_max_bytes() const override { return 128 * 1024; }
+  // Plain data files have no header or trailer, and small objects live only
+  // in the metadata: nothing to rebuild an index from.
+  Result<std::vector<std::string>> ListIds() override {
+    return NotImplemented("the plain data store does not describe its data (rebuild-index needs "
+                          "an erasure-coded pool)");
+  }
+  Result<std::pair<DataHeader, std::string>> ReadHeaderAndTrailer(const std::string&) override {
+    return NotImplemented("the plain data store keeps no headers or trailers");
+  }
 
   Status Init() {
     for (int i = 0; i < 256; ++i) {

@@ -179,6 +179,24 @@ DriveFormat SampleFormat() {
   return f;
 }
 
+TEST(ShardFormatTest, TombstoneRoundTripAndDamage) {
+  Tombstone t{"0123456789abcdef0123456789abcdef", 0x0102030405060708ull};
+  std::string enc = EncodeTombstone(t);
+  EXPECT_EQ(enc.substr(0, 8), "STRATATB");
+  auto dec = DecodeTombstone(enc);
+  ASSERT_TRUE(dec.ok()) << dec.status().ToString();
+  EXPECT_EQ(dec->id, t.id);
+  EXPECT_EQ(dec->removed_through, t.removed_through);
+  for (size_t i = 0; i < enc.size(); ++i) {
+    std::string bad = enc;
+    bad[i] ^= 0x20;
+    EXPECT_EQ(DecodeTombstone(bad).status().code(), Code::kCorruption) << i;
+  }
+  for (size_t n = 0; n < enc.size(); ++n) {
+    EXPECT_EQ(DecodeTombstone(enc.substr(0, n)).status().code(), Code::kCorruption) << n;
+  }
+}
+
 TEST(ShardFormatTest, DriveFormatRoundTrip) {
   DriveFormat f = SampleFormat();
   std::string text = EncodeDriveFormat(f);
