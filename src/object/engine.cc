@@ -445,6 +445,24 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
   return kv_->Write(batch, /*sync=*/true);
 }
 
+Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
+  std::unique_lock lock(BucketLock(name));
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
+  if (!value) return NotFound("bucket " + name);
+  auto rec = DecodeBucketRecord(*value);
+  if (!rec) return Corruption("undecodable bucket record " + name);
+  rec->tags = std::move(tags);
+  if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
+    storage::DataHeader header{name, "", "", 0, NextVersionStamp()};
+    RETURN_IF_ERROR(WriteRecordPiece(BucketMarkerId(name), header,
+                                     EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(*rec)),
+                                     /*intent=*/false));
+  }
+  meta::WriteBatch batch;
+  batch.Put(meta::BucketKey(name), EncodeBucketRecord(*rec));
+  return kv_->Write(batch, /*sync=*/true);
+}
+
 Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
   if (!value) return NotFound("bucket " + name);

@@ -164,6 +164,8 @@ class ObjectEngine {
 
   Status CreateBucket(const std::string& name, const BucketRecord& record);
   Result<BucketRecord> GetBucket(const std::string& name);
+  // Replaces the bucket's tag set (empty: none). NotFound if no such bucket.
+  Status SetBucketTags(const std::string& name, Tags tags);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 

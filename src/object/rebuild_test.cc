@@ -220,6 +220,7 @@ TEST_F(RebuildTest, RebuiltIndexEqualsTheLostOneRecordByRecord) {
   Open();
   ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{11, "us-east-1", "me"}).ok());
   ASSERT_TRUE(engine_->CreateBucket("empty", BucketRecord{12, "eu-west-1", "you"}).ok());
+  ASSERT_TRUE(engine_->SetBucketTags("empty", {{"team", "rag"}, {"tier", "hot"}}).ok());
   ASSERT_TRUE(engine_->CreateBucket("gone", BucketRecord{13, "us-east-1", "me"}).ok());
   WriteOptions tagged;
   tagged.tags = {{"at", "write"}};
@@ -265,6 +266,7 @@ TEST_F(RebuildTest, RebuiltIndexEqualsTheLostOneRecordByRecord) {
   ASSERT_TRUE(engine_->DeleteObject("b", "delmp").ok());
   Put("b", "over-offline", "after");
   ASSERT_TRUE(engine_->AbortUpload("b", "abort-offline", abort_offline).ok());
+  ASSERT_TRUE(engine_->SetBucketTags("empty", {{"team", "rag-offline"}}).ok());  // a newer marker
   ASSERT_TRUE(engine_->SetTags("b", "small", {{"t", "offline"}}).ok());
   ASSERT_TRUE(engine_->DeleteBucket("gone").ok());
   Open();  // drive 3 is back, with the shards of everything removed meanwhile

@@ -9,7 +9,7 @@ namespace {
 constexpr char kObjectFormat = 3;  // 1 = without the extension fields, 2 = without upload_id
 constexpr char kUploadFormat = 1;
 constexpr char kPartFormat = 1;
-constexpr char kBucketFormat = 1;
+constexpr char kBucketFormat = 2;  // 1 = without tags
 constexpr char kTagsFormat = 1;
 constexpr uint64_t kFlagInline = 1;
 constexpr uint64_t kFlagTagsOnDrives = 2;  // older decoders ignore it (they read flags & 1)
@@ -232,17 +232,21 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutVarint64(&out, static_cast<uint64_t>(r.created_ns));
   PutLengthPrefixed(&out, r.region);
   PutLengthPrefixed(&out, r.owner);
+  PutPairs(&out, r.tags);  // format 2
   return out;
 }
 
 std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
-  if (in.empty() || in[0] != kBucketFormat) return std::nullopt;
+  if (in.empty() || in[0] < 1 || in[0] > kBucketFormat) return std::nullopt;
+  const char format = in[0];
   in.remove_prefix(1);
   BucketRecord r;
   uint64_t created;
   if (!GetVarint64(&in, &created) || !GetString(&in, &r.region) || !GetString(&in, &r.owner)) {
     return std::nullopt;
   }
+  if (format >= 2 && !GetPairs(&in, &r.tags)) return std::nullopt;
+  if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;
 }

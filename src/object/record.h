@@ -85,6 +85,7 @@ struct BucketRecord {
   int64_t created_ns = 0;
   std::string region;
   std::string owner;
+  Tags tags;  // PutBucketTagging (up to 50)
 };
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,
