@@ -334,6 +334,11 @@ def main():
     write("object_record", "bucket", ctl([3]) + bytes([1]) + varint(1) + lp("us-east-1") + lp(ACCESS))
     write("object_record", "trailer", ctl([4]) + b"B" + bytes([1]) + varint(1) + lp("") + lp(""))
 
+    # meta_keys: control % 3 the parser (raw KvStore keys).
+    write("meta_keys", "object_version", ctl([0]) + b"Obucket\0dir/key\0" + struct.pack(">Q", (1 << 64) - 1 - 15))
+    write("meta_keys", "upload", ctl([1]) + b"Ubucket\0a/b\0" + b"0123456789abcdef" * 2)
+    write("meta_keys", "part", ctl([2]) + b"P" + b"0123456789abcdef" * 2 + struct.pack(">I", 7))
+
     # encoding: control % 5 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
     write("encoding", "base64", ctl([1]) + b"aGVsbG8gd29ybGQ=")
