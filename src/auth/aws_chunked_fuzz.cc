@@ -1,4 +1,4 @@
-// libFuzzer target: aws-chunked bodies (auth::AwsChunkedSource) in the three
+// libFuzzer target: aws-chunked bodies (auth/aws_chunked.h) in the three
 // streaming modes, with the fixed signing context of AWS's SigV4 streaming
 // example (secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, 20130524,
 // us-east-1). input[0]: bits 0-1 the mode (3: build mode), bits 2-4 the raw
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "auth/sigv4.h"
+#include "auth/aws_chunked.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "fuzz_util.h"
@@ -77,6 +77,9 @@ Decoded Decode(std::string_view body, PayloadMode mode, uint64_t decoded_length,
   while (true) {
     size_t want = std::min(buf.size(), reads.Size(max_read));
     auto n = src.Read(buf.data(), want);
+    // Buffers grow with the bytes that arrived, never with declared sizes
+    // (std::string may double its capacity; reads are 16 KiB).
+    FUZZ_CHECK(src.buffer_capacity() <= 2 * raw.consumed() + 4 * 16384 + 64);
     if (!n.ok()) {
       // Errors are sticky: the next read says the same.
       auto again = src.Read(buf.data(), want);

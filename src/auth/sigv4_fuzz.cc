@@ -1,11 +1,14 @@
-// libFuzzer target: SigV4 verification (auth::Verifier::Verify) of the
-// Authorization header and of presigned queries. The input is text:
+// libFuzzer target: request authentication (auth::Verifier::Verify): SigV4
+// Authorization headers and presigned queries, and SigV2 ("AWS key:sig"
+// headers, AWSAccessKeyId/Signature/Expires queries; domain s3.test for its
+// virtual-host resource). The input is text:
 //   <control byte><METHOD>\n<raw path>\n<raw query>\n<name>:<value>\n...
 // (header names are lowercased, as http::MakeRequest does). The secret of
 // AKIAIOSFODNN7EXAMPLE is AWS's example secret; the server clock is
 // 2013-05-24T00:00:00Z moved by the control byte, so seeds signed at that time
-// (tests/fuzz/sigv4/, signed by botocore) verify and the fuzzer starts from
-// requests that pass. Also checks the canonical forms are idempotent.
+// (tests/fuzz/sigv4/, signed by botocore, V4 and V2) verify and the fuzzer
+// starts from requests that pass. Also checks the canonical forms are
+// idempotent.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -52,7 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // 0x80 is the seeds' time; other values move the clock by up to +-64 min.
   const int64_t now = kNow + (static_cast<int64_t>(control) - 0x80) * 30;
 
-  strata::auth::Verifier verifier(Secret);
+  strata::auth::VerifierOptions options;
+  options.domain = "s3.test";
+  strata::auth::Verifier verifier(Secret, options);
   auto result = verifier.Verify(req, now);
   static const bool verbose = std::getenv("STRATA_FUZZ_VERBOSE") != nullptr;
   if (verbose) {  // for checking seeds: what the verifier says
@@ -61,13 +66,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (auto* ctx = std::get_if<AuthContext>(&result)) {
     FUZZ_CHECK(ctx->access_key == "AKIAIOSFODNN7EXAMPLE");
-    FUZZ_CHECK(ctx->signing_key.size() == 32);
-    FUZZ_CHECK(ctx->seed_signature_hex.size() == 64 && IsLowerHex(ctx->seed_signature_hex));
-    FUZZ_CHECK(ctx->amz_date.size() == 16);
-    FUZZ_CHECK(ctx->scope.size() > 16 && ctx->scope.ends_with("/s3/aws4_request"));
-    FUZZ_CHECK(ctx->scope.substr(0, 8) == ctx->amz_date.substr(0, 8));
-    if (ctx->payload_mode == strata::auth::PayloadMode::kSignedPayload) {
-      FUZZ_CHECK(ctx->payload_sha256_hex.size() == 64);
+    if (ctx->version == strata::auth::SignatureVersion::kV4) {
+      FUZZ_CHECK(ctx->signing_key.size() == 32);
+      FUZZ_CHECK(ctx->seed_signature_hex.size() == 64 && IsLowerHex(ctx->seed_signature_hex));
+      FUZZ_CHECK(ctx->amz_date.size() == 16);
+      FUZZ_CHECK(ctx->scope.size() > 16 && ctx->scope.ends_with("/s3/aws4_request"));
+      FUZZ_CHECK(ctx->scope.substr(0, 8) == ctx->amz_date.substr(0, 8));
+      if (ctx->payload_mode == strata::auth::PayloadMode::kSignedPayload) {
+        FUZZ_CHECK(ctx->payload_sha256_hex.size() == 64);
+      }
     }
   }
   // A second verification (signing key now cached) reaches the same verdict.

@@ -2,7 +2,8 @@
 // (common/encoding.h): hex, strict base64, URI percent-coding, UTF-8
 // validation (against an independent table-driven reference: Unicode 15,
 // table 3-7 "well-formed UTF-8 byte sequences"), varints and
-// length-prefixed strings. input[0] % 5 picks the coding.
+// length-prefixed strings, RFC 2047 encoded-words (user metadata). input[0] % 6
+// picks the coding.
 // Seeds: tests/fuzz/encoding/.
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +47,7 @@ bool ReferenceUtf8(std::string_view s) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
     case 0: {
       std::string hex = strata::HexEncode(in);
       FUZZ_CHECK(strata::HexDecode(hex) == std::string(in));
@@ -79,6 +80,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 3:
       FUZZ_CHECK(strata::IsValidUtf8(in) == ReferenceUtf8(in));
       break;
+    case 5: {
+      std::string decoded = strata::Rfc2047Decode(in);
+      (void)strata::Rfc2047EncodeIfNeeded(decoded);
+      // Whatever the encoder writes decodes back, unless the text was ASCII
+      // that already looks like an encoded word (it is sent as it is).
+      std::string enc = strata::Rfc2047EncodeIfNeeded(in);
+      if (in.find("=?") == std::string_view::npos || enc != std::string(in)) {
+        FUZZ_CHECK(strata::Rfc2047Decode(enc) == std::string(in));
+      }
+      break;
+    }
     case 4: {
       std::string_view rest = in;
       uint64_t v;

@@ -1,8 +1,10 @@
 // See request_parse.h.
 #include "http/request_parse.h"
 
-#include <cctype>
 #include <limits>
+#include <vector>
+
+#include "common/encoding.h"
 
 namespace strata::http {
 
@@ -21,9 +23,9 @@ Request MakeRequest(const RequestParser& parser, std::string remote_addr) {
   req.raw_path = req.target.substr(0, q);
   if (q != std::string::npos) req.raw_query = req.target.substr(q + 1);
   for (const auto& field : msg) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    req.headers.emplace_back(std::move(name), std::string(field.value()));
+    auto name = field.name_string();
+    req.headers.emplace_back(AsciiLower(std::string_view(name.data(), name.size())),
+                             std::string(field.value()));
   }
   if (parser.content_length()) req.content_length = *parser.content_length();
   req.chunked = parser.chunked();
@@ -31,11 +33,27 @@ Request MakeRequest(const RequestParser& parser, std::string remote_addr) {
   return req;
 }
 
-std::optional<ProtocolError> CheckRequestFraming(const RequestParser& parser) {
-  const auto& msg = parser.get();
-  if (msg.find(boost::beast::http::field::transfer_encoding) != msg.end() && !parser.chunked()) {
-    return ProtocolError::kUnsupportedMethod;
+std::optional<ProtocolError> CheckFraming(const Request& req) {
+  bool has_te = false, has_cl = false;
+  std::vector<std::string> codings;
+  for (const auto& [name, value] : req.headers) {
+    if (name == "content-length") has_cl = true;
+    if (name != "transfer-encoding") continue;
+    has_te = true;
+    std::string_view rest = value;
+    while (true) {
+      size_t comma = rest.find(',');
+      codings.push_back(AsciiLower(TrimBlanks(rest.substr(0, comma))));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
   }
+  if (!has_te) return std::nullopt;
+  if (has_cl || codings.back() != "chunked") return ProtocolError::kBadFraming;
+  for (size_t i = 0; i + 1 < codings.size(); ++i) {
+    if (codings[i] == "chunked") return ProtocolError::kBadFraming;  // chunked twice
+  }
+  if (codings.size() > 1) return ProtocolError::kUnsupportedTransferCoding;
   return std::nullopt;
 }
 

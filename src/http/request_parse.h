@@ -2,8 +2,9 @@
 // the server and its libFuzzer target (request_parse_fuzz.cc) parse exactly
 // alike: Beast's request_parser<buffer_body> configured as the server
 // configures it, the conversion of a parsed head into the Request the S3
-// layer sees, and the read loop that decodes a chunked body through the
-// parser. No sockets here: the stream is a template parameter.
+// layer sees, the framing check, the bounded connection buffer, and the read
+// loop that decodes a chunked body through the parser. No sockets here: the
+// stream is a template parameter.
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -29,23 +30,23 @@ void ConfigureRequestParser(RequestParser& parser, size_t max_header_bytes);
 // header names lowercased in arrival order, Content-Length / chunked.
 Request MakeRequest(const RequestParser& parser, std::string remote_addr);
 
-// Framing Beast accepts but a server must refuse (RFC 9112 6.1, 6.3): a
-// Transfer-Encoding whose final coding is not "chunked" ("gzip", "chunked,
-// chunked", "identity"). Beast then takes the request to have no body (or a
-// Content-Length one), so the body would be parsed as the next request on
-// the connection: request smuggling behind a proxy that reads it otherwise.
-// Returns the error to answer with (then close), or nullopt.
-std::optional<ProtocolError> CheckRequestFraming(const RequestParser& parser);
+// RFC 9112 6.1 / 6.3: a Transfer-Encoding whose final coding is not chunked
+// leaves the body length unknowable, as does one beside a Content-Length;
+// Beast then takes the request to have no body (or a Content-Length one), so
+// the body would run as a second request. kBadFraming for those,
+// kUnsupportedTransferCoding for codings besides a final chunked; nullopt if
+// the framing is fine. (The same rule as ServerImpl::CheckFraming.)
+std::optional<ProtocolError> CheckFraming(const Request& req);
 
-// The connection's read buffer, bounded: max_header_bytes plus one read.
-// Unparsed framing stays in this buffer while Beast waits for its end, and
-// Beast 1.74 has no limit of its own on a chunk header line (size +
-// extensions) or on the trailer section, so with an unbounded buffer a
-// client sending one endless chunk extension makes the server buffer
-// without end. With this bound the read fails with error::buffer_overflow.
-inline constexpr size_t kReadSlackBytes = 64 * 1024;
+// The connection's read buffer, bounded as server.cc bounds it: a head, a
+// chunk header line or trailer section, and read-ahead. Beast 1.74 has no
+// limit of its own on a chunk header line or on the trailer section, so
+// with an unbounded buffer one endless chunk extension would make the
+// server buffer without end; with this bound the read fails with
+// error::buffer_overflow.
+inline constexpr size_t kBufferSlackBytes = 64 * 1024;
 inline boost::beast::flat_buffer MakeConnectionBuffer(size_t max_header_bytes) {
-  return boost::beast::flat_buffer(max_header_bytes + kReadSlackBytes);
+  return boost::beast::flat_buffer(max_header_bytes + kBufferSlackBytes);
 }
 
 // Reads decoded body bytes through the parser (chunked framing, or a

@@ -52,7 +52,7 @@ class Rng {
 class SplitSource : public ByteSource {
  public:
   SplitSource(std::string_view data, uint64_t seed, size_t max_piece)
-      : data_(data), rng_(seed), max_piece_(std::max<size_t>(max_piece, 1)) {}
+      : data_(data), size_(data.size()), rng_(seed), max_piece_(std::max<size_t>(max_piece, 1)) {}
   Result<size_t> Read(char* buf, size_t n) override {
     size_t k = std::min({n, data_.size(), rng_.Size(max_piece_)});
     if (k > 0) std::memcpy(buf, data_.data(), k);
@@ -60,9 +60,11 @@ class SplitSource : public ByteSource {
     return k;
   }
   bool exhausted() const { return data_.empty(); }
+  size_t consumed() const { return size_ - data_.size(); }
 
  private:
   std::string_view data_;
+  size_t size_;
   Rng rng_;
   size_t max_piece_;
 };

@@ -9,6 +9,7 @@ rewrites the same files. The kv_frame seeds are not written here (kept as is).
 """
 import base64
 import datetime
+import email.utils
 import hashlib
 import hmac
 import json
@@ -51,6 +52,11 @@ def _botocore():
     shim.timedelta = datetime.timedelta
     botocore.auth.datetime = shim
     botocore.signers.datetime = shim
+    fixed_unix = 1369353600
+    botocore.auth.formatdate = lambda *a, usegmt=False, **k: \
+        "Fri, 24 May 2013 00:00:00 GMT" if not a else email.utils.formatdate(*a, usegmt=usegmt)
+    botocore.auth.time = type(sys)("time_shim")
+    botocore.auth.time.time = lambda: fixed_unix
     return botocore
 
 
@@ -64,6 +70,21 @@ def signed(method, url, headers=None, body=b"", payload=None):
     if payload:  # a streaming mode: sign the literal instead of the body hash
         auth.payload = lambda request: payload
     auth.add_auth(req)
+    return req
+
+
+def signed_v2(method, url, headers=None, query=False, expires=600, auth_path=None):
+    """A request botocore signed with SigV2 (header "AWS key:sig", or query);
+    auth_path: the resource botocore signs for a virtual-host request."""
+    bc = _botocore()
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method=method, url=url, headers=dict(headers or {}))
+    if auth_path:
+        req.auth_path = auth_path
+    cls = bc.auth.HmacV1QueryAuth if query else bc.auth.HmacV1Auth
+    signer = cls(Credentials(ACCESS, SECRET), expires) if query else cls(Credentials(ACCESS, SECRET))
+    signer.add_auth(req)
     return req
 
 
@@ -207,9 +228,15 @@ def main():
         "presigned_get": presigned("GET", "http://127.0.0.1:9000/bucket/key%2Bplus?response-content-type=text%2Fplain"),
         "presigned_put": presigned("PUT", "http://bucket.s3.test:9000/key", expires=60),
     }
+    seeds["v2_header_put"] = signed_v2("PUT", "http://127.0.0.1:9000/bucket/key?tagging",
+                                       {"Content-Type": "text/plain", "x-amz-meta-a": "b",
+                                        "Content-MD5": "XrY7u+Ae7tCTyyK7j1rNww=="})
+    seeds["v2_virtual_host"] = signed_v2("GET", "http://bucket.s3.test:9000/dir/key?acl",
+                                         auth_path="/bucket/dir/key")
+    seeds["v2_query"] = signed_v2("GET", "http://127.0.0.1:9000/bucket/a%20b?response-content-type=x",
+                                  query=True)
     for name, req in seeds.items():
         write("sigv4", name, ctl([0x80]) + sigv4_text(req).encode())
-    write("sigv4", "sigv2_query", ctl([0x80]) + b"GET\n/bucket/key\nAWSAccessKeyId=AKIA&Signature=abc%3D&Expires=1\nhost:x")
 
     # aws_chunked: raw mode "<decoded length>\n<body>"; build mode (control & 3 == 3).
     c1, c2 = b"a" * 64, b"hello, world"
@@ -315,6 +342,15 @@ def main():
     write("shard_format", "drive_format_reseal", ctl([6]) + (fmt + "future_key=1\n").encode())
     write("shard_format", "geometry", ctl([3]) + struct.pack("<QBI", 10 << 20, 4, 1 << 20) + b"\x00")
 
+    # data_file: bit 0 build mode (written through the store, one byte damaged), bits 1-4 repeats.
+    write("data_file", "build_small", ctl([0x01]) + b"hello world")
+    write("data_file", "build_blocks", ctl([0x7F]) + bytes(range(256)) * 17)
+    body = b"x" * 100
+    crc_table = struct.pack("<I", crc32c(body))
+    write("data_file", "raw_checksummed", ctl([0x00]) + body + crc_table + b"STRCRC01" +
+          struct.pack("<IIQ", 65536, crc32c(crc_table), len(body)))
+    write("data_file", "raw_legacy", ctl([0xA0]) + b"legacy file bytes")
+
     # object_record: control % 5 the decoder.
     headers = b"".join(lp(s) for s in ["text/plain", "", "attachment", "", "max-age=1", ""]) + varint(1) + lp("a") + lp("b")
     obj2 = bytes([2]) + varint(1) + varint(5) + lp("5d41402abc4b2a76b9719d911017c592") + varint(1369353600 * 10**9) + \
@@ -326,6 +362,7 @@ def main():
         b"".join(lp("f%d" % i) + varint(5) + lp("e%d" % i) + lp("") for i in range(2)) + \
         lp("") + lp("") + lp("") + varint(0) + lp("GLACIER")
     write("object_record", "object_multipart", ctl([5]) + obj_parts)
+    write("object_record", "object_v3_completed", ctl([0]) + bytes([3]) + obj_parts[1:] + lp("upload-id-1"))
     write("object_record", "object_v1", ctl([0]) + bytes([1]) + varint(0) + varint(3) + lp("e") + varint(1) + varint(1) +
           headers + lp("0123456789abcdef0123456789abcdef"))
     write("object_record", "upload", ctl([1]) + bytes([1]) + varint(99) + headers + lp("SHA256") + lp("COMPOSITE") +
@@ -339,12 +376,13 @@ def main():
     write("meta_keys", "upload", ctl([1]) + b"Ubucket\0a/b\0" + b"0123456789abcdef" * 2)
     write("meta_keys", "part", ctl([2]) + b"P" + b"0123456789abcdef" * 2 + struct.pack(">I", 7))
 
-    # encoding: control % 5 the coding.
+    # encoding: control % 6 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
     write("encoding", "base64", ctl([1]) + b"aGVsbG8gd29ybGQ=")
     write("encoding", "uri", ctl([2]) + b"a%20b+c%2F%zz")
     write("encoding", "utf8", ctl([3]) + "h\u00e9\u20ac\U0001F600".encode() + b"\xed\xa0\x80")
     write("encoding", "varint", ctl([4]) + varint(300) + lp("abc") + b"\xff" * 10)
+    write("encoding", "rfc2047", ctl([5]) + b"=?UTF-8?B?w6k=?= and =?utf-8?Q?caf=C3=A9_x?= =?ISO-8859-1?Q?a?=")
 
 
 if __name__ == "__main__":
