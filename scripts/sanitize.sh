@@ -62,10 +62,17 @@ tsan)
   fi
   ninja -C "$build" strata_unit_tests
   stamp "tsan: concurrency tests"
+  # The tests that run threads against each other: HTTP server, KV server
+  # (connections, auth throttle, client), object engine, erasure store and
+  # healer, block index, the metadata stores (minus RocksDB's write group:
+  # see scripts/tsan.supp). The whole suite is '*-All/KvStoreTest.Concurrent*/rocksdb'.
+  tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
+  tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
+  tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
   # halt_on_error: the first race fails the run (exit 66) with its report.
   TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
     "$build/strata_unit_tests" --gtest_brief=1 \
-    --gtest_filter="${STRATA_TSAN_FILTER:-HttpServerTest.*:KvServerTest.*:EngineTest.*:ErasureStoreTest.*:BlockIndex.*:KvClientTest.*}"
+    --gtest_filter="${STRATA_TSAN_FILTER:-$tsan_filter}"
   ;;
 *)
   echo "usage: sanitize.sh asan [unit|fuzz|integration|all] | tsan" >&2

@@ -72,7 +72,7 @@ TEST(RequestParseTest, TransferEncodingNotEndingInChunkedIsRefused) {
 
 // Found by the fuzz target: with Boost's asserts on, Beast 1.74 aborts when
 // the last chunk arrives as "0\r\n", "\r", "\n" (boostorg/beast#2861, a
-// wrong assert; the fuzz build compiles Boost's asserts out as release does).
+// wrong assert; every build now compiles Boost's asserts out: CMakeLists.txt).
 // The parse itself is right, which this checks at every piece size.
 TEST(RequestParseTest, ChunkedBodyInPiecesOfEverySize) {
   const std::string wire =

@@ -159,10 +159,7 @@ inline std::string PartKey(std::string_view upload_id, uint32_t part_number) {
   return k;
 }
 
-// The part number of a part key: its last 4 bytes. 0 (no such part) for a key
-// too short to be one, rather than reading before its start.
 inline uint32_t ParsePartNumber(std::string_view raw) {
-  if (raw.size() < 4) return 0;
   uint32_t v = 0;
   for (size_t i = raw.size() - 4; i < raw.size(); ++i) v = v << 8 | static_cast<unsigned char>(raw[i]);
   return v;

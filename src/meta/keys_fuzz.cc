@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2: {
       // A part key is PartPrefix(upload id) + 4 bytes of part number.
       uint32_t n = ParsePartNumber(raw);
-      if (raw.size() >= 4) {
+      if (raw.size() >= 5) {
         FUZZ_CHECK(PartKey(raw.substr(1, raw.size() - 5), n).substr(1) == raw.substr(1));
       }
       break;
