@@ -238,8 +238,11 @@ void ConnectionPool::WorkLoop() {
     Conn* c;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_ || ev.data.u64 == kStopId) return;
-      auto it = conns_.find(ev.data.u64);
+      // epoll_event is packed on x86-64, so data.u64 is misaligned: copy it out
+      // before anything binds a reference to it (find takes const&; UBSan).
+      const uint64_t id = ev.data.u64;
+      if (stopping_ || id == kStopId) return;
+      auto it = conns_.find(id);
       // Gone (expired while this event was on its way) or not parked: nothing to do.
       if (it == conns_.end() || it->second->state != State::kParked) continue;
       c = it->second.get();

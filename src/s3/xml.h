@@ -42,6 +42,8 @@ std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::st
 
 // <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>
 std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std::string_view xml);
+// The same document written (GetObjectTagging's response).
+std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags);
 
 // <CreateBucketConfiguration><LocationConstraint/></...>; empty body ok.
 // nullopt on malformed XML; the region ("" if none given) otherwise.

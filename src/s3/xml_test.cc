@@ -32,6 +32,27 @@ TEST(Xml, ParsesDelete) {
   EXPECT_FALSE(ParseDeleteRequest("<Other/>"));
 }
 
+// Fuzz findings (xml_fuzz.cc round trips): a key or tag made of blanks only
+// came back empty (pugixml drops whitespace-only text by default), and a
+// character reference to U+0000 cut the value short ("a&#0;b" read as "a").
+TEST(Xml, BlankOnlyValuesSurviveAndNulReferencesAreRefused) {
+  auto d = ParseDeleteRequest("<Delete>\n  <Object><Key> </Key></Object>\n  <Object><Key>\t</Key>"
+                              "</Object>\n</Delete>");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->keys, (std::vector<std::string>{" ", "\t"}));
+  auto tags = ParseTagging("<Tagging><TagSet>\n<Tag><Key>k</Key><Value>  </Value></Tag>\n"
+                           "</TagSet></Tagging>");
+  ASSERT_TRUE(tags);
+  EXPECT_EQ(*tags, (std::vector<std::pair<std::string, std::string>>{{"k", "  "}}));
+  EXPECT_FALSE(ParseDeleteRequest("<Delete><Object><Key>a&#0;b</Key></Object></Delete>"));
+  EXPECT_FALSE(ParseDeleteRequest("<Delete><Object><Key>a&#x000;b</Key></Object></Delete>"));
+  EXPECT_FALSE(ParseTagging("<Tagging><TagSet><Tag><Key>k</Key><Value>&#00;</Value></Tag>"
+                            "</TagSet></Tagging>"));
+  auto ok = ParseDeleteRequest("<Delete><Object><Key>&#10;&#x30;&amp;#0;</Key></Object></Delete>");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->keys, (std::vector<std::string>{"\n0&#0;"}));
+}
+
 TEST(Xml, ParsesCreateBucketConfiguration) {
   EXPECT_EQ(*ParseCreateBucketConfiguration(""), "");
   EXPECT_EQ(*ParseCreateBucketConfiguration(

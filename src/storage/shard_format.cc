@@ -310,7 +310,7 @@ Result<DriveFormat> DecodeDriveFormat(std::string_view text) {
   for (bool s : seen) {
     if (!s) return Corruption("format file: a required key is missing");
   }
-  if (f.drives == 0 || f.position >= f.drives || f.k == 0 || f.k + f.m != f.drives ||
+  if (f.drives == 0 || f.position >= f.drives || f.k == 0 || uint64_t{f.k} + f.m != f.drives ||
       f.block_bytes == 0) {
     return Corruption("format file: inconsistent layout");
   }

@@ -233,5 +233,21 @@ TEST(ShardFormatTest, DriveFormatDamageIsDetected) {
   EXPECT_FALSE(DecodeDriveFormat(EncodeDriveFormat(f)).ok());
 }
 
+// Found writing the shard_format fuzz target's invariant (k + m == drives in
+// 64 bits): k + m was added in 32 bits, so k = 2^32 - 1, m = 2 passed as a
+// pool of 1 drive.
+TEST(ShardFormatTest, DriveFormatLayoutSumDoesNotWrap) {
+  DriveFormat f = SampleFormat();
+  f.k = 0xFFFFFFFFu;
+  f.m = 2;
+  f.drives = 1;
+  f.position = 0;
+  EXPECT_FALSE(DecodeDriveFormat(EncodeDriveFormat(f)).ok());
+  f.k = 0x80000000u;
+  f.m = 0x80000000u;
+  f.drives = 1;
+  EXPECT_FALSE(DecodeDriveFormat(EncodeDriveFormat(f)).ok());
+}
+
 }  // namespace
 }  // namespace strata::storage

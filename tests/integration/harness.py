@@ -22,6 +22,13 @@ SECRET_KEY = "strata-test-secret-key-0123456789"
 REGION = "us-east-1"
 
 
+# Set by scripts/sanitize.sh when STRATA_BIN is an ASan/UBSan (or TSan) build.
+SANITIZED = os.environ.get("STRATA_SANITIZED") == "1"
+SANITIZER_SLOWDOWN = 4 if SANITIZED else 1
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer", "ERROR: UndefinedBehaviorSanitizer")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -79,15 +86,34 @@ class Server:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self):
+        proc, stopped_by_us = self.proc, False
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+            stopped_by_us = True
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=15 * SANITIZER_SLOWDOWN)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
         self._close_log()
+        if proc is not None and SANITIZED:
+            self.check_sanitizers(proc.returncode, stopped_by_us)
+
+    def check_sanitizers(self, returncode, stopped_by_us):
+        """Sanitized builds (STRATA_SANITIZED=1, scripts/sanitize.sh): a report in the
+        server's log, a crash, or a failed clean exit on SIGTERM (LeakSanitizer
+        exits 23) fails the test that stops the server."""
+        try:
+            with open(self.log_path, "rb") as f:
+                log = f.read().decode(errors="replace")
+        except OSError:
+            log = ""
+        found = [m for m in SANITIZER_MARKERS if m in log]
+        if found or returncode not in (0, None) and (stopped_by_us or returncode < 0):
+            at = min((log.find(m) for m in found), default=max(0, len(log) - 4000))
+            raise AssertionError(f"sanitizer/crash in strata (exit {returncode}, {found}):\n"
+                                 + log[max(0, at - 500):at + 8000])
 
     def kill(self):
         if self.proc and self.proc.poll() is None:
@@ -102,13 +128,15 @@ class Server:
             log.close()
 
     def cleanup(self):
-        self.stop()
-        if self.own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            try:
-                os.remove(self.log_path)
-            except OSError:
-                pass
+        try:
+            self.stop()
+        finally:
+            if self.own_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+                try:
+                    os.remove(self.log_path)
+                except OSError:
+                    pass
 
     # ---- clients -------------------------------------------------------
     def boto3_client(self, addressing_style="path", access_key=ACCESS_KEY, secret_key=SECRET_KEY,

@@ -5,6 +5,7 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/request_headers.h"
 #include "s3/router.h"
 #include "s3/xml.h"
 
@@ -14,57 +15,6 @@ namespace {
 
 constexpr uint64_t kMaxCopyBytes = 5ull << 30;
 constexpr size_t kCopyBufferBytes = 1 << 20;
-
-struct CopySource {
-  std::string bucket;
-  std::string key;
-};
-
-// "x-amz-copy-source: /bucket/key?versionId=null" (URL-encoded, leading '/' optional).
-std::variant<CopySource, Error> ParseCopySource(const http::Request& req) {
-  std::string raw = *req.Header("x-amz-copy-source");
-  size_t q = raw.find('?');
-  std::string query = q == std::string::npos ? "" : raw.substr(q + 1);
-  raw = raw.substr(0, q);
-  if (!query.empty() && query != "versionId=null") {
-    if (query.starts_with("versionId=")) return MakeError(ErrorCode::kNoSuchVersion);
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid copy source query");
-  }
-  auto decoded = UriDecode(raw);
-  Error bad = MakeError(ErrorCode::kInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey");
-  if (!decoded) return bad;
-  std::string_view path = *decoded;
-  if (path.starts_with("/")) path.remove_prefix(1);
-  size_t slash = path.find('/');
-  if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size()) return bad;
-  CopySource src{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1))};
-  if (!IsValidBucketName(src.bucket)) return MakeError(ErrorCode::kInvalidBucketName);
-  if (src.key.size() > 1024) return MakeError(ErrorCode::kKeyTooLongError);
-  return src;
-}
-
-// x-amz-copy-source-if-* in AWS's precedence (a true If-Match overrides a
-// false If-Unmodified-Since; a true If-None-Match overrides If-Modified-Since).
-std::optional<Error> CheckCopyConditions(const http::Request& req, const object::ObjectRecord& src) {
-  int64_t mtime_s = src.mtime_ns / 1000000000;
-  const std::string* if_match = req.Header("x-amz-copy-source-if-match");
-  const std::string* if_none = req.Header("x-amz-copy-source-if-none-match");
-  bool fail = false;
-  if (if_match) {
-    fail |= !EtagMatches(*if_match, src.etag);
-  } else if (const std::string* h = req.Header("x-amz-copy-source-if-unmodified-since")) {
-    auto t = ParseHttpDate(*h);
-    fail |= t && mtime_s > *t;
-  }
-  if (if_none) {
-    fail |= EtagMatches(*if_none, src.etag);
-  } else if (const std::string* h = req.Header("x-amz-copy-source-if-modified-since")) {
-    auto t = ParseHttpDate(*h);
-    fail |= t && mtime_s <= *t;
-  }
-  if (fail) return MakeError(ErrorCode::kPreconditionFailed);
-  return std::nullopt;
-}
 
 std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext& ctx,
                                                                       const CopySource& src) {
@@ -214,17 +164,10 @@ OpResult UploadPartCopy(OpContext& ctx) {
   uint64_t size = reader->record().size_bytes;
   uint64_t first = 0, length = size;
   if (const std::string* range = ctx.http.Header("x-amz-copy-source-range")) {
-    unsigned long long a = 0, b = 0;
-    char tail = 0;
-    if (std::sscanf(range->c_str(), "bytes=%llu-%llu%c", &a, &b, &tail) != 2 || a > b) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "The x-amz-copy-source-range value must be of the form bytes=first-last "
-                       "where first and last are the zero-based offsets of the first and last "
-                       "bytes to copy");
-    }
-    if (b >= size) return MakeError(ErrorCode::kInvalidRange);
-    first = a;
-    length = b - a + 1;
+    auto parsed_range = ParseCopySourceRange(*range, size);
+    if (auto* e = std::get_if<Error>(&parsed_range)) return *e;
+    first = std::get<ByteRange>(parsed_range).first;
+    length = std::get<ByteRange>(parsed_range).length;
   }
   if (length > kMaxCopyBytes) return MakeError(ErrorCode::kEntityTooLarge);
   std::optional<ChecksumAlgorithm> alg;

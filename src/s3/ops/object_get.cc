@@ -5,78 +5,13 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/request_headers.h"
 
 namespace strata::s3 {
 
 namespace {
 
 constexpr size_t kGetBufferBytes = 1 << 20;
-
-struct ByteRange {
-  uint64_t first;
-  uint64_t length;
-};
-
-// Parses "bytes=a-b", "bytes=a-", "bytes=-n" against an object of `size`.
-// nullopt+ok: no usable range (ignored, like AWS does for syntax it rejects).
-// Error: unsatisfiable.
-std::variant<std::optional<ByteRange>, Error> ParseRange(const std::string& header, uint64_t size) {
-  std::optional<ByteRange> none;
-  if (!header.starts_with("bytes=")) return none;
-  std::string spec = header.substr(6);
-  if (spec.find(',') != std::string::npos) return none;  // multiple ranges: whole object
-  size_t dash = spec.find('-');
-  if (dash == std::string::npos) return none;
-  std::string a = spec.substr(0, dash), b = spec.substr(dash + 1);
-  auto parse = [](const std::string& s, uint64_t* v) {
-    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) {
-      return false;
-    }
-    *v = std::stoull(s);
-    return true;
-  };
-  uint64_t first = 0, last = 0;
-  if (a.empty()) {  // suffix range: last n bytes
-    uint64_t n;
-    if (!parse(b, &n)) return none;
-    if (n == 0 || size == 0) return MakeError(ErrorCode::kInvalidRange);
-    n = std::min(n, size);
-    return std::optional<ByteRange>(ByteRange{size - n, n});
-  }
-  if (!parse(a, &first)) return none;
-  if (b.empty()) {
-    last = UINT64_MAX;
-  } else if (!parse(b, &last) || last < first) {
-    return none;
-  }
-  if (first >= size) return MakeError(ErrorCode::kInvalidRange);
-  last = std::min(last, size - 1);
-  return std::optional<ByteRange>(ByteRange{first, last - first + 1});
-}
-
-// AWS precedence: If-Match, If-Unmodified-Since (ignored when If-Match is
-// present), If-None-Match, If-Modified-Since (ignored when If-None-Match is).
-// Returns the status to answer with (412/304) or 0 to proceed.
-int EvaluateConditions(const http::Request& req, const object::ObjectRecord& rec) {
-  int64_t mtime_s = rec.mtime_ns / 1000000000;
-  const std::string* if_match = req.Header("if-match");
-  const std::string* if_none_match = req.Header("if-none-match");
-  if (if_match && !EtagMatches(*if_match, rec.etag)) return 412;
-  if (!if_match) {
-    if (const std::string* h = req.Header("if-unmodified-since")) {
-      auto t = ParseHttpDate(*h);
-      if (t && mtime_s > *t) return 412;
-    }
-  }
-  if (if_none_match && EtagMatches(*if_none_match, rec.etag)) return 304;
-  if (!if_none_match) {
-    if (const std::string* h = req.Header("if-modified-since")) {
-      auto t = ParseHttpDate(*h);
-      if (t && mtime_s <= *t) return 304;
-    }
-  }
-  return 0;
-}
 
 void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
   const object::ObjectHeaders& oh = rec.headers;

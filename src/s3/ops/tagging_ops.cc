@@ -27,18 +27,7 @@ OpResult PutObjectTagging(OpContext& ctx) {
 OpResult GetObjectTagging(OpContext& ctx) {
   auto rec = ctx.engine.HeadObject(ctx.route.bucket, ctx.route.key);
   if (!rec.ok()) return TagTargetError(ctx, rec.status());
-  XmlWriter w;
-  w.Open("Tagging");
-  w.Open("TagSet");
-  for (const auto& [k, v] : rec->tags) {
-    w.Open("Tag");
-    w.Element("Key", k);
-    w.Element("Value", v);
-    w.Close("Tag");
-  }
-  w.Close("TagSet");
-  w.Close("Tagging");
-  return SendXml(ctx, w.Finish());
+  return SendXml(ctx, RenderTagging(rec->tags));
 }
 
 OpResult DeleteObjectTagging(OpContext& ctx) {

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Sanitizer builds and runs (clang).
+#
+#   scripts/sanitize.sh asan [unit|fuzz|integration|all]   (default: all)
+#     The fuzz build, build-fuzz/ (scripts/fuzz.sh: ASan + UBSan with
+#     -fno-sanitize-recover=undefined, assertions on, -O1), builds the unit
+#     tests, `strata` and the fuzz targets in one compile, then runs
+#       unit         every unit test;
+#       fuzz         scripts/fuzz.sh --replay (each seed corpus once, then
+#                    $STRATA_FUZZ_SECONDS, default 20, of fuzzing per target);
+#       integration  the parser- and concurrency-heavy integration tests
+#                    ($STRATA_ASAN_IT, default test_bad_input test_post_object
+#                    test_checksums) against the sanitized server: a
+#                    sanitizer report in its log, a crash or a leak at exit
+#                    fails the test (tests/integration/harness.py, STRATA_SANITIZED=1).
+#   scripts/sanitize.sh tsan
+#     build-tsan/ (-fsanitize=thread, -O1, assertions on): builds only the
+#     unit tests and runs the concurrency tests ($STRATA_TSAN_FILTER) with
+#     scripts/tsan.supp (Debian's RocksDB is not instrumented; see there).
+# Exits non-zero on any failure or sanitizer report.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+kind="${1:?usage: sanitize.sh asan [unit|fuzz|integration|all] | tsan}"
+stage="${2:-all}"
+
+stamp() { echo "== $(date +%T) $*"; }
+
+case "$kind" in
+asan)
+  build="$root/build-fuzz"
+  stamp "asan: build (build-fuzz/)"
+  "$root/scripts/fuzz.sh" --build strata_unit_tests strata fuzz_targets
+  export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1"
+  export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  if [[ $stage == all || $stage == unit ]]; then
+    stamp "asan: unit tests"
+    "$build/strata_unit_tests" --gtest_brief=1
+  fi
+  if [[ $stage == all || $stage == fuzz ]]; then
+    stamp "asan: fuzz replay"
+    "$root/scripts/fuzz.sh" --replay "${STRATA_FUZZ_SECONDS:-20}"
+  fi
+  if [[ $stage == all || $stage == integration ]]; then
+    stamp "asan: integration subset against the sanitized strata"
+    # The server keeps running after a report only long enough to write it.
+    (cd "$root/tests/integration" &&
+      STRATA_BIN="$build/strata" STRATA_SANITIZED=1 \
+        ASAN_OPTIONS="$ASAN_OPTIONS:log_exe_name=0" \
+        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums})
+  fi
+  ;;
+tsan)
+  build="$root/build-tsan"
+  stamp "tsan: build (build-tsan/, unit tests only)"
+  if [[ ! -f "$build/build.ninja" ]]; then
+    CXX="${STRATA_TSAN_CXX:-clang++}" cmake -S "$root" -B "$build" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+      -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+  fi
+  ninja -C "$build" strata_unit_tests
+  stamp "tsan: concurrency tests"
+  # The tests that run threads against each other: HTTP server, KV server
+  # (connections, auth throttle, client), object engine, erasure store and
+  # healer, block index, the metadata stores (minus RocksDB's write group:
+  # see scripts/tsan.supp). The whole suite is '*-All/KvStoreTest.Concurrent*/rocksdb'.
+  tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
+  tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
+  tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
+  # halt_on_error: the first race fails the run (exit 66) with its report.
+  TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+    "$build/strata_unit_tests" --gtest_brief=1 \
+    --gtest_filter="${STRATA_TSAN_FILTER:-$tsan_filter}"
+  ;;
+*)
+  echo "usage: sanitize.sh asan [unit|fuzz|integration|all] | tsan" >&2
+  exit 2
+  ;;
+esac
+stamp "$kind: ok"
