@@ -242,8 +242,7 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
   in.remove_prefix(1);
   BucketRecord r;
   uint64_t created;
-  if (!GetVarint64(&in, &created) || !GetString(&in, &r.region) || !GetString(&in, &r.owner) ||
-      !in.empty()) {
+  if (!GetVarint64(&in, &created) || !GetString(&in, &r.region) || !GetString(&in, &r.owner)) {
     return std::nullopt;
   }
   if (format >= 2 && !GetPairs(&in, &r.tags)) return std::nullopt;
