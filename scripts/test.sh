@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
-# The test command: installs Debian packages (build + real S3 clients), builds
-# everything, then runs the unit tests and the integration suite (which starts
-# real strata servers on free loopback ports and drives them with aws cli,
-# boto3, rclone, s3cmd and curl).
+# The test command: installs Debian packages (build + real S3 clients +
+# clang's sanitizer runtimes), builds everything, runs the unit tests and the
+# integration suite (real strata servers on free loopback ports driven by aws
+# cli, boto3, rclone, s3cmd and curl), then the sanitizer stages:
+#   ASan + UBSan (assertions on): unit tests, every fuzz corpus replayed and
+#   each fuzz target run briefly, and the parser-heavy integration tests
+#   against the sanitized server; TSan: the concurrency unit tests.
+# STRATA_SKIP_SANITIZERS=1 stops after ctest (a quick local run).
+# Extra arguments go to ctest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+stamp() { echo "== $(date +%T) $*"; }
+stamp "install dependencies"
 "$root/scripts/install-deps.sh" --test
+stamp "build"
 "$root/scripts/build.sh"
-cd "$root/build"
-ctest --output-on-failure "$@"
+stamp "ctest"
+(cd "$root/build" && ctest --output-on-failure "$@")
+if [[ "${STRATA_SKIP_SANITIZERS:-0}" == 1 ]]; then
+  stamp "sanitizer stages skipped (STRATA_SKIP_SANITIZERS=1)"
+  exit 0
+fi
+stamp "ASan + UBSan"
+"$root/scripts/sanitize.sh" asan
+stamp "TSan"
+"$root/scripts/sanitize.sh" tsan
+stamp "all tests passed"
