@@ -242,16 +242,35 @@ Parsed<PresignFields> FindPresignFields(const QueryString& query) {
   return f;
 }
 
+// X-Amz-Expires, answered as AWS answers it: AuthorizationQueryParametersError
+// with AWS's message for what is not a number, a negative number or more than
+// a week; 0 parses (and the URL is then expired).
+Parsed<int64_t> ParseExpires(std::string_view expires) {
+  constexpr AuthErrorKind kMalformed = AuthErrorKind::kMalformedQuery;
+  const bool negative = expires.starts_with('-');
+  std::string_view digits = negative ? expires.substr(1) : expires;
+  if (!AllDigits(digits)) return Fail(kMalformed, "X-Amz-Expires should be a number");
+  digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size()));
+  if (negative && !digits.empty()) return Fail(kMalformed, "X-Amz-Expires must be non-negative");
+  // Seven digits hold a week; more are past it whatever they are.
+  const int64_t seconds = digits.size() <= 7 ? std::stoll("0" + std::string(digits)) : INT64_MAX;
+  if (seconds > kMaxPresignExpiresSeconds) {
+    return Fail(kMalformed,
+                "X-Amz-Expires must be less than a week (in seconds); that is, the given "
+                "X-Amz-Expires must be less than 604800 seconds");
+  }
+  return seconds;
+}
+
 // The validity window [X-Amz-Date, X-Amz-Date + X-Amz-Expires]; a URL dated
-// further ahead than the allowed skew is not valid yet.
+// further ahead than the allowed skew is not valid yet. X-Amz-Expires=0 is
+// expired from the start (AWS: AccessDenied "Request has expired").
 std::optional<AuthError> CheckPresignWindow(int64_t signed_at, std::string_view expires,
                                             int64_t now_unix, int64_t max_skew_seconds) {
-  const int64_t seconds =
-      AllDigits(expires) && expires.size() <= 7 ? std::stoll(std::string(expires)) : 0;
-  if (seconds < 1 || seconds > kMaxPresignExpiresSeconds) {
-    return Fail(AuthErrorKind::kMalformedQuery, "X-Amz-Expires must be between 1 and 604800");
-  }
-  if (now_unix > signed_at + seconds) {
+  Parsed<int64_t> parsed = ParseExpires(expires);
+  if (auto* e = std::get_if<AuthError>(&parsed)) return *e;
+  const int64_t seconds = std::get<int64_t>(parsed);
+  if (seconds == 0 || now_unix > signed_at + seconds) {
     return Fail(AuthErrorKind::kExpired, "request has expired");
   }
   if (signed_at - now_unix > max_skew_seconds) {

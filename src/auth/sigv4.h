@@ -52,7 +52,7 @@ enum class AuthErrorKind {
   kInvalidAccessKeyId,       // InvalidAccessKeyId
   kSignatureDoesNotMatch,    // SignatureDoesNotMatch
   kRequestTimeTooSkewed,     // RequestTimeTooSkewed (header auth, > 15 min)
-  kExpired,                  // presigned URL expired -> AccessDenied "Request has expired"
+  kExpired,                  // presigned URL expired (or X-Amz-Expires=0) -> AccessDenied
   kNotYetValid,              // presigned URL dated ahead -> AccessDenied "Request is not valid yet"
   kMissingDate,              // no x-amz-date/date -> AccessDenied
   kInvalidContentSha256,     // x-amz-content-sha256 missing/invalid -> InvalidArgument
