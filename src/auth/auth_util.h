@@ -1,6 +1,9 @@
-// Helpers shared by the SigV4, SigV2 and aws-chunked code of auth/: text and
-// time parsing, header/query lookup, constant-time comparison. Internal to the
-// module (namespace detail); other modules use sigv4.h, sigv2.h, aws_chunked.h.
+// Helpers shared by the SigV4, SigV2, aws-chunked, POST form and signer code
+// of auth/: text helpers, header lookup, the SigV4 constants and canonical
+// headers, constant-time comparison. Internal to the module (namespace
+// detail); other modules use sigv4.h, sigv2.h, aws_chunked.h, signer.h and
+// post_policy_signature.h. Dates: common/time_util.h; queries:
+// common/query_string.h.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +21,6 @@
 namespace strata::auth::detail {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
-using QueryParams = std::vector<std::pair<std::string, std::string>>;  // decoded
 
 template <typename T>
 using Parsed = std::variant<T, AuthError>;
@@ -27,6 +29,9 @@ inline AuthError Fail(AuthErrorKind kind, std::string message) {
   return AuthError{kind, std::move(message), {}};
 }
 
+constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
+constexpr std::string_view kService = "s3";
+constexpr std::string_view kScopeTerminator = "aws4_request";
 constexpr std::string_view kEmptySha256Hex =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 constexpr size_t kSignatureHexChars = 64;
@@ -46,19 +51,19 @@ bool SignaturesEqual(std::string_view expected_hex, std::string_view given_hex);
 
 // ---- requests ---------------------------------------------------------------
 const std::string* FindHeader(const Headers* headers, std::string_view name);
-const std::string* FindParam(const QueryParams& params, std::string_view name);
-// Query parameters, percent-decoded ('+' is a space, as form encoding and S3
-// have it). A parameter that does not decode keeps its raw text, so its
-// signature simply fails to match.
-QueryParams DecodeQuery(std::string_view raw_query);
 
-// ---- time -------------------------------------------------------------------
-std::string FormatAmzDate(int64_t unix_seconds);  // 20130524T000000Z
-// "20130524T000000Z" (ISO 8601 basic, UTC); out-of-range fields are rejected.
-std::optional<int64_t> ParseAmzDate(std::string_view s);
-// RFC 1123 "Fri, 24 May 2013 00:00:00 GMT", or with a numeric zone "+0000" /
-// "-0700" (SigV2 clients such as s3cmd send that form).
-std::optional<int64_t> ParseHttpDate(std::string_view s);
+// ---- SigV4 canonical forms (shared by the Verifier and the Signer) ------------
+// SigV4's Trimall: trim, then collapse each run of blanks to one space.
+std::string TrimAll(std::string_view s);
+// "name:value\n" for each name of `signed_headers` ("host;range;x-amz-date"),
+// in the order listed; repeated headers joined with ','. A listed header that
+// is absent contributes an empty value (the signature then fails).
+std::string CanonicalHeaders(const Headers* headers, std::string_view signed_headers);
+// "<yyyymmdd>/<region>/s3/aws4_request"
+std::string CredentialScope(std::string_view date, std::string_view region);
+// The string to sign of a canonical request.
+std::string StringToSign(std::string_view amz_date, std::string_view scope,
+                         std::string_view canonical_request);
 
 // ---- payload ----------------------------------------------------------------
 struct Payload {

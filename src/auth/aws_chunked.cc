@@ -228,23 +228,29 @@ Status AwsChunkedSource::State::ReadTrailers() {
     if (line.empty()) break;
     size_t colon = line.find(':');
     if (colon == std::string::npos || colon == 0 || !signature.empty()) {
-      return InvalidArgument("aws-chunked: malformed trailer (or trailer after its signature)");
+      return InvalidArgument(Detail::kTrailer,
+                             "aws-chunked: malformed trailer (or trailer after its signature)");
     }
     std::string name = AsciiLower(TrimBlanks(std::string_view(line).substr(0, colon)));
     std::string value(TrimBlanks(std::string_view(line).substr(colon + 1)));
     if (name == kTrailerSignatureName) {
       // Unsigned mode has no chain to check a trailer signature against.
-      if (!signed_chunks) return InvalidArgument("aws-chunked: unexpected trailer signature");
+      if (!signed_chunks) {
+        return InvalidArgument(Detail::kTrailer, "aws-chunked: unexpected trailer signature");
+      }
       signature = std::move(value);
       continue;
     }
-    if (trailers.size() >= kMaxTrailers) return InvalidArgument("aws-chunked: too many trailers");
+    if (trailers.size() >= kMaxTrailers) {
+      return InvalidArgument(Detail::kTrailer, "aws-chunked: too many trailers");
+    }
     canonical.append(name).append(":").append(value).append("\n");
     trailers.emplace_back(std::move(name), std::move(value));
   }
   if (!signed_chunks) return Status::OK();
   if (!IsHexDigits(signature, kSignatureHexChars)) {
-    return InvalidArgument("aws-chunked: missing or malformed x-amz-trailer-signature");
+    return InvalidArgument(Detail::kTrailer,
+                           "aws-chunked: missing or malformed x-amz-trailer-signature");
   }
   return VerifyChained(JoinLines({"AWS4-HMAC-SHA256-TRAILER", amz_date, scope, previous_signature,
                                   Sha256Hex(canonical)}),

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "auth/auth_test_util.h"
@@ -269,7 +270,9 @@ TEST(AwsChunkedTest, MalformedFramingIsInvalidArgument) {
     StringSource raw(body);
     AwsChunkedSource source(&raw, StreamingContext(PayloadMode::kStreamingSigned, seed), 1 << 30);
     std::string out;
-    EXPECT_EQ(ReadAll(&source, 4096, &out).code(), Code::kInvalidArgument) << body.substr(0, 40);
+    const Status st = ReadAll(&source, 4096, &out);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << body.substr(0, 40);
+    EXPECT_EQ(st.detail(), Detail::kNone) << "framing, not the trailer: " << st.ToString();
   }
 }
 
@@ -330,14 +333,19 @@ TEST(AwsChunkedTest, SignedTrailerFailures) {
   unsigned_trailer.erase(sig_at, unsigned_trailer.find("\r\n", sig_at) + 2 - sig_at);
   std::string after_signature = body.substr(0, body.size() - 2) + "x-late:1\r\n\r\n";
 
-  const std::pair<std::string, Code> kCases[] = {{tampered, Code::kPermissionDenied},
-                                                 {unsigned_trailer, Code::kInvalidArgument},
-                                                 {after_signature, Code::kInvalidArgument}};
-  for (const auto& [bad, code] : kCases) {
+  // A malformed trailer section says so by its Detail (s3 answers it with
+  // MalformedTrailerError); a bad trailer signature is a signature failure.
+  const std::tuple<std::string, Code, Detail> kCases[] = {
+      {tampered, Code::kPermissionDenied, Detail::kNone},
+      {unsigned_trailer, Code::kInvalidArgument, Detail::kTrailer},
+      {after_signature, Code::kInvalidArgument, Detail::kTrailer}};
+  for (const auto& [bad, code, detail] : kCases) {
     StringSource raw(bad);
     AwsChunkedSource source(&raw, StreamingContext(PayloadMode::kStreamingSignedTrailer, seed), 4);
     std::string out;
-    EXPECT_EQ(ReadAll(&source, 1000, &out).code(), code);
+    const Status st = ReadAll(&source, 1000, &out);
+    EXPECT_EQ(st.code(), code) << st.ToString();
+    EXPECT_EQ(st.detail(), detail) << st.ToString();
   }
 }
 

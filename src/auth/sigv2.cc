@@ -9,15 +9,14 @@
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/http_host.h"
+#include "common/time_util.h"
 
 namespace strata::auth {
 namespace {
 
 using detail::Fail;
 using detail::FindHeader;
-using detail::FindParam;
 using detail::Headers;
-using detail::QueryParams;
 
 constexpr std::string_view kAmzPrefix = "x-amz-";
 // Expires is seconds since the epoch; twelve digits reach past the year 33000.
@@ -78,7 +77,7 @@ bool IsSubResource(std::string_view name) {
 // authentication an x-amz-* query parameter counts as a header of that name
 // (botocore's presigner moves such headers into the URL), unless the request
 // carries the header itself.
-std::string CanonicalAmzHeaders(const Headers* headers, const QueryParams* query) {
+std::string CanonicalAmzHeaders(const Headers* headers, const QueryString* query) {
   std::map<std::string, std::string> amz;
   auto add = [&amz](std::string name, std::string_view value) {
     auto [it, inserted] = amz.try_emplace(std::move(name), TrimBlanks(value));
@@ -92,9 +91,11 @@ std::string CanonicalAmzHeaders(const Headers* headers, const QueryParams* query
   if (query != nullptr) {
     std::set<std::string> from_headers;
     for (const auto& [name, value] : amz) from_headers.insert(name);
-    for (const auto& [key, value] : *query) {
-      std::string name = AsciiLower(key);
-      if (name.starts_with(kAmzPrefix) && !from_headers.contains(name)) add(std::move(name), value);
+    for (const QueryParam& p : query->params()) {
+      std::string name = AsciiLower(p.name);
+      if (name.starts_with(kAmzPrefix) && !from_headers.contains(name)) {
+        add(std::move(name), p.value);
+      }
     }
   }
   std::string out;
@@ -106,15 +107,15 @@ std::string CanonicalAmzHeaders(const Headers* headers, const QueryParams* query
 // + "?" and the sub-resources sorted by name, "name" or "name=value" with the
 // value decoded, joined by '&'. A path-style request on a bucket ("/bucket")
 // is signed as "/bucket/", as AWS does (and SDKs sign it so).
-std::string CanonicalResource(std::string_view raw_path, const QueryParams& params,
+std::string CanonicalResource(std::string_view raw_path, const QueryString& query,
                               std::string_view bucket) {
   std::string out;
   if (!bucket.empty()) out.append("/").append(bucket);
   out.append(raw_path.empty() ? std::string_view("/") : raw_path);
   if (bucket.empty() && out.size() > 1 && out.find('/', 1) == std::string::npos) out.push_back('/');
   std::vector<std::pair<std::string_view, std::string_view>> sub;
-  for (const auto& [key, value] : params) {
-    if (IsSubResource(key)) sub.emplace_back(key, value);
+  for (const QueryParam& p : query.params()) {
+    if (IsSubResource(p.name)) sub.emplace_back(p.name, p.value);
   }
   std::stable_sort(sub.begin(), sub.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -134,7 +135,7 @@ std::string_view HeaderValue(const Headers* headers, std::string_view name) {
 }
 
 // Checks the signature with the caller's secret and builds the context.
-std::variant<AuthContext, AuthError> Check(const RequestView& req, const QueryParams& params,
+std::variant<AuthContext, AuthError> Check(const RequestView& req, const QueryString& query,
                                            const SecretLookup& secrets,
                                            const VerifierOptions& options,
                                            std::string_view access_key, std::string_view signature,
@@ -146,7 +147,7 @@ std::variant<AuthContext, AuthError> Check(const RequestView& req, const QueryPa
   }
   const std::string bucket = VirtualHostBucket(HeaderValue(req.headers, "host"), options.domain);
   const std::string expected =
-      SignV2(*secret, StringToSignV2(req, date, params, bucket, /*query_auth=*/presigned));
+      SignV2(*secret, StringToSignV2(req, date, query, bucket, /*query_auth=*/presigned));
   if (!SignatureV2Equal(expected, signature)) {
     return Fail(AuthErrorKind::kSignatureDoesNotMatch,
                 "the request signature does not match the one computed with the secret key");
@@ -170,7 +171,7 @@ std::variant<AuthContext, AuthError> Check(const RequestView& req, const QueryPa
 // "AWS <access key>:<signature>", dated by x-amz-date or else Date, within
 // the allowed clock skew.
 std::variant<AuthContext, AuthError> VerifyHeader(
-    const RequestView& req, std::string_view authorization, const QueryParams& params,
+    const RequestView& req, std::string_view authorization, const QueryString& query,
     const SecretLookup& secrets, const VerifierOptions& options, int64_t now_unix) {
   std::string_view credentials = TrimBlanks(TrimBlanks(authorization).substr(3));
   const size_t colon = credentials.find(':');
@@ -178,15 +179,17 @@ std::variant<AuthContext, AuthError> VerifyHeader(
     return Fail(AuthErrorKind::kMalformedHeader,
                 "AWS authorization header is invalid; expected AWS AccessKeyId:Signature");
   }
-  // With x-amz-date the Date line is empty: the time is signed among the amz headers.
+  // With x-amz-date the Date line is empty and Date is not looked at (AWS:
+  // "the system will ignore any Date header"): the time is signed among the
+  // amz headers.
   std::string_view date_line;
   std::optional<int64_t> signed_at;
   if (const std::string* amz_date = FindHeader(req.headers, "x-amz-date")) {
-    signed_at = detail::ParseHttpDate(TrimBlanks(*amz_date));
-    if (!signed_at) signed_at = detail::ParseAmzDate(TrimBlanks(*amz_date));
+    signed_at = ParseRfc1123Date(TrimBlanks(*amz_date));
+    if (!signed_at) signed_at = ParseAmzDate(TrimBlanks(*amz_date));
   } else if (FindHeader(req.headers, "date") != nullptr) {
     date_line = HeaderValue(req.headers, "date");
-    signed_at = detail::ParseHttpDate(date_line);
+    signed_at = ParseRfc1123Date(date_line);
   } else {
     return Fail(AuthErrorKind::kMissingDate, "authentication requires x-amz-date or Date");
   }
@@ -195,17 +198,17 @@ std::variant<AuthContext, AuthError> VerifyHeader(
     return Fail(AuthErrorKind::kRequestTimeTooSkewed,
                 "the request time is too far from the server time");
   }
-  return Check(req, params, secrets, options, credentials.substr(0, colon),
+  return Check(req, query, secrets, options, credentials.substr(0, colon),
                credentials.substr(colon + 1), date_line, /*presigned=*/false);
 }
 
 // ?AWSAccessKeyId=...&Expires=<unix seconds>&Signature=<url-encoded base64>.
-std::variant<AuthContext, AuthError> VerifyQuery(const RequestView& req, const QueryParams& params,
+std::variant<AuthContext, AuthError> VerifyQuery(const RequestView& req, const QueryString& query,
                                                  const SecretLookup& secrets,
                                                  const VerifierOptions& options, int64_t now_unix) {
-  const std::string* access_key = FindParam(params, "AWSAccessKeyId");
-  const std::string* signature = FindParam(params, "Signature");
-  const std::string* expires = FindParam(params, "Expires");
+  const std::string* access_key = query.Find("AWSAccessKeyId");
+  const std::string* signature = query.Find("Signature");
+  const std::string* expires = query.Find("Expires");
   if (access_key == nullptr || signature == nullptr || expires == nullptr) {
     return Fail(AuthErrorKind::kMalformedQuery,
                 "query string authentication requires AWSAccessKeyId, Expires and Signature");
@@ -217,7 +220,7 @@ std::variant<AuthContext, AuthError> VerifyQuery(const RequestView& req, const Q
   // Base64 has no spaces: a '+' left unencoded in the URL decoded to one.
   std::string given = *signature;
   std::replace(given.begin(), given.end(), ' ', '+');
-  return Check(req, params, secrets, options, *access_key, given, *expires, /*presigned=*/true);
+  return Check(req, query, secrets, options, *access_key, given, *expires, /*presigned=*/true);
 }
 
 }  // namespace
@@ -236,24 +239,24 @@ bool IsSigV2Authorization(std::string_view authorization) {
   return value.substr(0, value.find(' ')) == "AWS";
 }
 
-std::string StringToSignV2(const RequestView& req, std::string_view date,
-                           const std::vector<std::pair<std::string, std::string>>& params,
+std::string StringToSignV2(const RequestView& req, std::string_view date, const QueryString& query,
                            std::string_view bucket, bool query_auth) {
   std::string out = detail::JoinLines({req.method, HeaderValue(req.headers, "content-md5"),
                                        HeaderValue(req.headers, "content-type"), date});
   out.push_back('\n');
-  out.append(CanonicalAmzHeaders(req.headers, query_auth ? &params : nullptr));
-  out.append(CanonicalResource(req.raw_path, params, bucket));
+  out.append(CanonicalAmzHeaders(req.headers, query_auth ? &query : nullptr));
+  out.append(CanonicalResource(req.raw_path, query, bucket));
   return out;
 }
 
-std::variant<AuthContext, AuthError> VerifySigV2(
-    const RequestView& req, const std::vector<std::pair<std::string, std::string>>& params,
-    const SecretLookup& secrets, const VerifierOptions& options, int64_t now_unix) {
+std::variant<AuthContext, AuthError> VerifySigV2(const RequestView& req, const QueryString& query,
+                                                 const SecretLookup& secrets,
+                                                 const VerifierOptions& options,
+                                                 int64_t now_unix) {
   if (const std::string* authorization = FindHeader(req.headers, "authorization")) {
-    return VerifyHeader(req, *authorization, params, secrets, options, now_unix);
+    return VerifyHeader(req, *authorization, query, secrets, options, now_unix);
   }
-  return VerifyQuery(req, params, secrets, options, now_unix);
+  return VerifyQuery(req, query, secrets, options, now_unix);
 }
 
 }  // namespace strata::auth

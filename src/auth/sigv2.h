@@ -36,16 +36,15 @@ bool IsSigV2Authorization(std::string_view authorization);
 
 // The string to sign of a request (exposed for tests). `date` is the third
 // positional line (Date, "" or Expires); `bucket` is the virtual-host bucket
-// ("" for path style); `params` the decoded query. With `query_auth`, x-amz-*
-// query parameters count as amz headers (presigners move headers there).
-std::string StringToSignV2(const RequestView& req, std::string_view date,
-                           const std::vector<std::pair<std::string, std::string>>& params,
+// ("" for path style); `query` the request's parsed query. With `query_auth`,
+// x-amz-* query parameters count as amz headers (presigners move headers there).
+std::string StringToSignV2(const RequestView& req, std::string_view date, const QueryString& query,
                            std::string_view bucket, bool query_auth);
 
 // Verifies a SigV2 request: header auth when it has an Authorization header,
-// else query auth. `params` is the decoded query.
-std::variant<AuthContext, AuthError> VerifySigV2(
-    const RequestView& req, const std::vector<std::pair<std::string, std::string>>& params,
-    const SecretLookup& secrets, const VerifierOptions& options, int64_t now_unix);
+// else query auth. `query` is the request's parsed query.
+std::variant<AuthContext, AuthError> VerifySigV2(const RequestView& req, const QueryString& query,
+                                                 const SecretLookup& secrets,
+                                                 const VerifierOptions& options, int64_t now_unix);
 
 }  // namespace strata::auth

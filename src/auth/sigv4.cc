@@ -7,27 +7,25 @@
 #include "auth/sigv2.h"
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "common/time_util.h"
 
 namespace strata::auth {
 namespace {
 
 using detail::AllDigits;
-using detail::DecodeQuery;
 using detail::Fail;
 using detail::FindHeader;
-using detail::FindParam;
 using detail::Headers;
 using detail::Hex;
 using detail::IsHexDigits;
 using detail::JoinLines;
+using detail::kAlgorithm;
+using detail::kScopeTerminator;
+using detail::kService;
 using detail::Parsed;
 using detail::Payload;
-using detail::QueryParams;
 using detail::Split;
 
-constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
-constexpr std::string_view kService = "s3";
-constexpr std::string_view kScopeTerminator = "aws4_request";
 constexpr int64_t kMaxPresignExpiresSeconds = 7 * 24 * 3600;  // AWS's limit: one week
 // The cache holds one key per (secret, day, region); a day's working set is
 // small, so clearing it wholesale when it grows past this bound is enough.
@@ -36,39 +34,24 @@ constexpr size_t kSignatureHexChars = detail::kSignatureHexChars;
 
 std::string Raw(const Sha256Digest& d) { return std::string(d.begin(), d.end()); }
 
-// SigV4's Trimall: trim, then collapse each run of blanks to one space.
-std::string TrimAll(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool pending_space = false;
-  for (char c : TrimBlanks(s)) {
-    if (c == ' ' || c == '\t') {
-      pending_space = true;
-      continue;
-    }
-    if (pending_space) out.push_back(' ');
-    pending_space = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
 struct RequestTime {
   int64_t unix_seconds;
   std::string amz_date;  // ISO 8601 basic: the timestamp line of the string to sign
 };
 
-// Header auth takes its time from x-amz-date, else from Date.
+// Header auth takes its time from x-amz-date, else from Date: with both,
+// Date is not looked at (it may even be malformed), as at AWS; it is still
+// part of the signature when SignedHeaders names it.
 Parsed<RequestTime> HeaderRequestTime(const Headers* headers) {
   if (const std::string* amz = FindHeader(headers, "x-amz-date")) {
-    std::optional<int64_t> t = detail::ParseAmzDate(*amz);
+    std::optional<int64_t> t = ParseAmzDate(*amz);
     if (!t) return Fail(AuthErrorKind::kMissingDate, "x-amz-date is not in ISO 8601 basic format");
     return RequestTime{*t, *amz};
   }
   if (const std::string* date = FindHeader(headers, "date")) {
-    std::optional<int64_t> t = detail::ParseHttpDate(*date);
+    std::optional<int64_t> t = ParseRfc1123Date(*date);
     if (!t) return Fail(AuthErrorKind::kMissingDate, "Date is not an RFC 7231 date");
-    return RequestTime{*t, detail::FormatAmzDate(*t)};
+    return RequestTime{*t, FormatAmzDate(*t)};
   }
   return Fail(AuthErrorKind::kMissingDate, "authentication requires x-amz-date or Date");
 }
@@ -79,9 +62,7 @@ struct Credential {
   std::string access_key;
   std::string date;  // yyyymmdd
   std::string region;
-  std::string Scope() const {
-    return date + "/" + region + "/" + std::string(kService) + "/" + std::string(kScopeTerminator);
-  }
+  std::string Scope() const { return detail::CredentialScope(date, region); }
 };
 
 // "<access key>/<yyyymmdd>/<region>/s3/aws4_request". Any region is accepted
@@ -148,32 +129,12 @@ struct SignedRequest {
   bool presigned = false;
 };
 
-// Signed header names in the order the client listed them (sorted, if it
-// followed the spec); repeated headers joined with ','. A listed header that
-// is absent contributes an empty value, which then fails the signature.
-std::string CanonicalHeaders(const Headers* headers, std::string_view signed_headers) {
-  static const Headers kNoHeaders;
-  if (headers == nullptr) headers = &kNoHeaders;
-  std::string out;
-  for (std::string_view name : Split(signed_headers, ';')) {
-    out.append(name).push_back(':');
-    bool first = true;
-    for (const auto& [key, value] : *headers) {
-      if (key != name) continue;
-      if (!first) out.push_back(',');
-      out.append(TrimAll(value));
-      first = false;
-    }
-    out.push_back('\n');
-  }
-  return out;
-}
-
 std::string StringToSign(const RequestView& req, const SignedRequest& s) {
-  std::string canonical_request = JoinLines(
-      {req.method, CanonicalUri(req.raw_path), s.canonical_query,
-       CanonicalHeaders(req.headers, s.signed_headers), s.signed_headers, s.payload.hash});
-  return JoinLines({kAlgorithm, s.amz_date, s.credential.Scope(), Sha256Hex(canonical_request)});
+  std::string canonical_request =
+      JoinLines({req.method, CanonicalUri(req.raw_path), s.canonical_query,
+                 detail::CanonicalHeaders(req.headers, s.signed_headers), s.signed_headers,
+                 s.payload.hash});
+  return detail::StringToSign(s.amz_date, s.credential.Scope(), canonical_request);
 }
 
 // ---- Authorization header ----------------------------------------------------
@@ -218,8 +179,9 @@ Parsed<AuthorizationFields> ParseAuthorization(std::string_view value) {
   return fields;
 }
 
-Parsed<SignedRequest> ParseHeaderAuth(const RequestView& req, std::string_view authorization,
-                                      int64_t now_unix, int64_t max_skew_seconds) {
+Parsed<SignedRequest> ParseHeaderAuth(const RequestView& req, const QueryString& query,
+                                      std::string_view authorization, int64_t now_unix,
+                                      int64_t max_skew_seconds) {
   constexpr AuthErrorKind kMalformed = AuthErrorKind::kMalformedHeader;
   Parsed<AuthorizationFields> fields = ParseAuthorization(authorization);
   if (auto* e = std::get_if<AuthError>(&fields)) return *e;
@@ -253,7 +215,7 @@ Parsed<SignedRequest> ParseHeaderAuth(const RequestView& req, std::string_view a
                        std::string(f.signed_headers),
                        std::string(f.signature),
                        t.amz_date,
-                       CanonicalQuery(req.raw_query, /*drop_signature=*/false),
+                       CanonicalQuery(query, /*drop_signature=*/false),
                        std::move(std::get<Payload>(payload)),
                        /*presigned=*/false};
 }
@@ -268,10 +230,10 @@ struct PresignFields {
   const std::string* signature;
 };
 
-Parsed<PresignFields> FindPresignFields(const QueryParams& params) {
-  PresignFields f{FindParam(params, "X-Amz-Credential"), FindParam(params, "X-Amz-Date"),
-                  FindParam(params, "X-Amz-Expires"), FindParam(params, "X-Amz-SignedHeaders"),
-                  FindParam(params, "X-Amz-Signature")};
+Parsed<PresignFields> FindPresignFields(const QueryString& query) {
+  PresignFields f{query.Find("X-Amz-Credential"), query.Find("X-Amz-Date"),
+                  query.Find("X-Amz-Expires"), query.Find("X-Amz-SignedHeaders"),
+                  query.Find("X-Amz-Signature")};
   if (!f.credential || !f.date || !f.expires || !f.signed_headers || !f.signature) {
     return Fail(AuthErrorKind::kMalformedQuery,
                 "presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
@@ -280,16 +242,35 @@ Parsed<PresignFields> FindPresignFields(const QueryParams& params) {
   return f;
 }
 
+// X-Amz-Expires, answered as AWS answers it: AuthorizationQueryParametersError
+// with AWS's message for what is not a number, a negative number or more than
+// a week; 0 parses (and the URL is then expired).
+Parsed<int64_t> ParseExpires(std::string_view expires) {
+  constexpr AuthErrorKind kMalformed = AuthErrorKind::kMalformedQuery;
+  const bool negative = expires.starts_with('-');
+  std::string_view digits = negative ? expires.substr(1) : expires;
+  if (!AllDigits(digits)) return Fail(kMalformed, "X-Amz-Expires should be a number");
+  digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size()));
+  if (negative && !digits.empty()) return Fail(kMalformed, "X-Amz-Expires must be non-negative");
+  // Seven digits hold a week; more are past it whatever they are.
+  const int64_t seconds = digits.size() <= 7 ? std::stoll("0" + std::string(digits)) : INT64_MAX;
+  if (seconds > kMaxPresignExpiresSeconds) {
+    return Fail(kMalformed,
+                "X-Amz-Expires must be less than a week (in seconds); that is, the given "
+                "X-Amz-Expires must be less than 604800 seconds");
+  }
+  return seconds;
+}
+
 // The validity window [X-Amz-Date, X-Amz-Date + X-Amz-Expires]; a URL dated
-// further ahead than the allowed skew is not valid yet.
+// further ahead than the allowed skew is not valid yet. X-Amz-Expires=0 is
+// expired from the start (AWS: AccessDenied "Request has expired").
 std::optional<AuthError> CheckPresignWindow(int64_t signed_at, std::string_view expires,
                                             int64_t now_unix, int64_t max_skew_seconds) {
-  const int64_t seconds =
-      AllDigits(expires) && expires.size() <= 7 ? std::stoll(std::string(expires)) : 0;
-  if (seconds < 1 || seconds > kMaxPresignExpiresSeconds) {
-    return Fail(AuthErrorKind::kMalformedQuery, "X-Amz-Expires must be between 1 and 604800");
-  }
-  if (now_unix > signed_at + seconds) {
+  Parsed<int64_t> parsed = ParseExpires(expires);
+  if (auto* e = std::get_if<AuthError>(&parsed)) return *e;
+  const int64_t seconds = std::get<int64_t>(parsed);
+  if (seconds == 0 || now_unix > signed_at + seconds) {
     return Fail(AuthErrorKind::kExpired, "request has expired");
   }
   if (signed_at - now_unix > max_skew_seconds) {
@@ -298,13 +279,13 @@ std::optional<AuthError> CheckPresignWindow(int64_t signed_at, std::string_view 
   return std::nullopt;
 }
 
-Parsed<SignedRequest> ParsePresigned(const RequestView& req, const QueryParams& params,
+Parsed<SignedRequest> ParsePresigned(const RequestView& req, const QueryString& query,
                                      int64_t now_unix, int64_t max_skew_seconds) {
   constexpr AuthErrorKind kMalformed = AuthErrorKind::kMalformedQuery;
-  if (*FindParam(params, "X-Amz-Algorithm") != kAlgorithm) {
+  if (*query.Find("X-Amz-Algorithm") != kAlgorithm) {
     return Fail(AuthErrorKind::kUnsupportedAlgorithm, "X-Amz-Algorithm must be AWS4-HMAC-SHA256");
   }
-  Parsed<PresignFields> fields = FindPresignFields(params);
+  Parsed<PresignFields> fields = FindPresignFields(query);
   if (auto* e = std::get_if<AuthError>(&fields)) return *e;
   const PresignFields& f = std::get<PresignFields>(fields);
 
@@ -314,7 +295,7 @@ Parsed<SignedRequest> ParsePresigned(const RequestView& req, const QueryParams& 
   if (!IsHexDigits(*f.signature, kSignatureHexChars)) {
     return Fail(kMalformed, "X-Amz-Signature must be 64 hex digits");
   }
-  std::optional<int64_t> signed_at = detail::ParseAmzDate(*f.date);
+  std::optional<int64_t> signed_at = ParseAmzDate(*f.date);
   if (!signed_at) return Fail(kMalformed, "X-Amz-Date must be in ISO 8601 basic format");
   if (std::get<Credential>(credential).date != f.date->substr(0, 8)) {
     return Fail(kMalformed, "credential date is not the date of X-Amz-Date");
@@ -330,7 +311,7 @@ Parsed<SignedRequest> ParsePresigned(const RequestView& req, const QueryParams& 
                        *f.signed_headers,
                        *f.signature,
                        *f.date,
-                       CanonicalQuery(req.raw_query, /*drop_signature=*/true),
+                       CanonicalQuery(query, /*drop_signature=*/true),
                        std::move(std::get<Payload>(payload)),
                        /*presigned=*/true};
 }
@@ -368,11 +349,11 @@ std::string CanonicalUri(std::string_view raw_path) {
   return out;
 }
 
-std::string CanonicalQuery(std::string_view raw_query, bool drop_signature) {
+std::string CanonicalQuery(const QueryString& query, bool drop_signature) {
   std::vector<std::pair<std::string, std::string>> encoded;
-  for (const auto& [key, value] : DecodeQuery(raw_query)) {
-    if (drop_signature && key == "X-Amz-Signature") continue;
-    encoded.emplace_back(UriEncode(key, /*encode_slash=*/true), UriEncode(value, true));
+  for (const QueryParam& p : query.params()) {
+    if (drop_signature && p.name == "X-Amz-Signature") continue;
+    encoded.emplace_back(UriEncode(p.name, /*encode_slash=*/true), UriEncode(p.value, true));
   }
   std::sort(encoded.begin(), encoded.end());
   std::string out;
@@ -381,6 +362,10 @@ std::string CanonicalQuery(std::string_view raw_query, bool drop_signature) {
     out.append(key).append("=").append(value);
   }
   return out;
+}
+
+std::string CanonicalQuery(std::string_view raw_query, bool drop_signature) {
+  return CanonicalQuery(QueryString::Parse(raw_query), drop_signature);
 }
 
 std::string DeriveSigningKey(std::string_view secret, std::string_view date,
@@ -416,10 +401,11 @@ std::string Verifier::SigningKey(std::string_view secret, std::string_view date,
 
 std::variant<AuthContext, AuthError> Verifier::Verify(const RequestView& req, int64_t now_unix) {
   const std::string* authorization = FindHeader(req.headers, "authorization");
-  const QueryParams params = DecodeQuery(req.raw_query);
-  const bool presigned = FindParam(params, "X-Amz-Algorithm") != nullptr;
-  const bool presigned_v2 =
-      !presigned && FindParam(params, "AWSAccessKeyId") && FindParam(params, "Signature");
+  QueryString parsed_here;
+  if (req.query == nullptr) parsed_here = QueryString::Parse(req.raw_query);
+  const QueryString& query = req.query != nullptr ? *req.query : parsed_here;
+  const bool presigned = query.Has("X-Amz-Algorithm");
+  const bool presigned_v2 = !presigned && query.Has("AWSAccessKeyId") && query.Has("Signature");
   if (authorization != nullptr && (presigned || presigned_v2)) {
     return Fail(AuthErrorKind::kMalformedQuery, "only one auth mechanism allowed");
   }
@@ -430,12 +416,12 @@ std::variant<AuthContext, AuthError> Verifier::Verify(const RequestView& req, in
     if (!options_.sigv2) {
       return Fail(AuthErrorKind::kUnsupportedAlgorithm, "signature version 2 is switched off");
     }
-    return VerifySigV2(req, params, secrets_, options_, now_unix);
+    return VerifySigV2(req, query, secrets_, options_, now_unix);
   }
   const int64_t skew = options_.max_skew_seconds;
   Parsed<SignedRequest> parsed = authorization != nullptr
-                                     ? ParseHeaderAuth(req, *authorization, now_unix, skew)
-                                     : ParsePresigned(req, params, now_unix, skew);
+                                     ? ParseHeaderAuth(req, query, *authorization, now_unix, skew)
+                                     : ParsePresigned(req, query, now_unix, skew);
   if (auto* e = std::get_if<AuthError>(&parsed)) return *e;
   SignedRequest& s = std::get<SignedRequest>(parsed);
 

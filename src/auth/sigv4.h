@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/query_string.h"
 #include "common/status.h"
 
 namespace strata::auth {
@@ -27,6 +28,9 @@ struct RequestView {
   std::string_view raw_query;  // after '?', as sent, percent-encoded; "" if none
   // Header names lowercase; values as received (auth trims/collapses them itself).
   const std::vector<std::pair<std::string, std::string>>* headers;
+  // raw_query parsed, when the caller has parsed it already (the service
+  // parses each request's query once); nullptr: Verify parses raw_query.
+  const QueryString* query = nullptr;
 };
 
 // Looks up the secret key of an access key; nullopt if unknown.
@@ -48,7 +52,7 @@ enum class AuthErrorKind {
   kInvalidAccessKeyId,       // InvalidAccessKeyId
   kSignatureDoesNotMatch,    // SignatureDoesNotMatch
   kRequestTimeTooSkewed,     // RequestTimeTooSkewed (header auth, > 15 min)
-  kExpired,                  // presigned URL expired -> AccessDenied "Request has expired"
+  kExpired,                  // presigned URL expired (or X-Amz-Expires=0) -> AccessDenied
   kNotYetValid,              // presigned URL dated ahead -> AccessDenied "Request is not valid yet"
   kMissingDate,              // no x-amz-date/date -> AccessDenied
   kInvalidContentSha256,     // x-amz-content-sha256 missing/invalid -> InvalidArgument
@@ -105,9 +109,11 @@ class Verifier {
   std::unordered_map<std::string, std::string> key_cache_;  // secret|date|region|service -> key
 };
 
-// Builds the canonical request / string to sign (exposed for tests and for
-// the benchmark's signing client).
+// The canonical forms of SigV4 (exposed for tests and signer.h). The query:
+// parameters sorted by name, then value, each name and value percent-encoded
+// once; with drop_signature, without X-Amz-Signature (presigned URLs).
 std::string CanonicalUri(std::string_view raw_path);
+std::string CanonicalQuery(const QueryString& query, bool drop_signature);
 std::string CanonicalQuery(std::string_view raw_query, bool drop_signature);
 std::string DeriveSigningKey(std::string_view secret, std::string_view date,
                              std::string_view region, std::string_view service);

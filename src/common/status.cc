@@ -33,7 +33,7 @@ const std::string& Status::message() const {
 
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
-  return Status(code(), std::string(context) + ": " + message());
+  return Status(code(), std::string(context) + ": " + message(), detail());
 }
 
 std::string Status::ToString() const {

@@ -1,6 +1,13 @@
 // Status and Result<T>: the error values every module boundary returns.
 // The OK path carries no allocation. Codes are canonical and few; S3 error
 // codes live only in s3/errors, the KV protocol maps these to one byte.
+//
+// Messages are for people and logs and may be reworded at any time: no code
+// decides anything by their text. Where a caller must tell apart failures of
+// one code (which S3 error a NotFound becomes; whether a broken request body
+// is broken in its trailer), the producer tags the Status with a Detail and
+// the caller switches on detail(). One small enum for the whole tree keeps
+// every tag distinct, so a Status means the same wherever it travels.
 #pragma once
 
 #include <cassert>
@@ -32,18 +39,34 @@ enum class Code : unsigned char {
 
 std::string_view CodeName(Code code);
 
+// What a non-OK Status is about, when its code alone does not say enough.
+enum class Detail : unsigned char {
+  kNone = 0,
+  // kNotFound from the object engine: what does not exist.
+  kBucket,
+  kKey,
+  kUpload,   // a multipart upload
+  kVersion,  // an object version named by id
+  // kInvalidArgument from a request body decoder (auth/aws_chunked): the
+  // trailer section (trailing headers, their signature) is malformed.
+  kTrailer,
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string_view message)
-      : rep_(code == Code::kOk ? nullptr : std::make_shared<Rep>(Rep{code, std::string(message)})) {}
+  Status(Code code, std::string_view message, Detail detail = Detail::kNone)
+      : rep_(code == Code::kOk ? nullptr
+                               : std::make_shared<Rep>(Rep{code, detail, std::string(message)})) {}
 
   static Status OK() { return Status(); }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }
+  Detail detail() const { return rep_ ? rep_->detail : Detail::kNone; }
   const std::string& message() const;
-  // Returns a copy with `context: ` prepended to the message (3FS-style wrapping).
+  // Returns a copy with `context: ` prepended to the message (3FS-style
+  // wrapping); code and detail are kept.
   Status WithContext(std::string_view context) const;
   std::string ToString() const;
   void IgnoreError() const {}
@@ -51,14 +74,22 @@ class [[nodiscard]] Status {
  private:
   struct Rep {
     Code code;
+    Detail detail;
     std::string message;
   };
   std::shared_ptr<const Rep> rep_;
 };
 
 inline Status NotFound(std::string_view m) { return Status(Code::kNotFound, m); }
+// NotFound saying what is missing (Detail::kBucket, kKey, kUpload, kVersion).
+inline Status NotFound(Detail what, std::string_view m) {
+  return Status(Code::kNotFound, m, what);
+}
 inline Status AlreadyExists(std::string_view m) { return Status(Code::kAlreadyExists, m); }
 inline Status InvalidArgument(std::string_view m) { return Status(Code::kInvalidArgument, m); }
+inline Status InvalidArgument(Detail detail, std::string_view m) {
+  return Status(Code::kInvalidArgument, m, detail);
+}
 inline Status PreconditionFailed(std::string_view m) {
   return Status(Code::kPreconditionFailed, m);
 }

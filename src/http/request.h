@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/query_string.h"
 #include "common/status.h"
 
 namespace strata::http {
@@ -26,6 +27,12 @@ struct Request {
 
   // First value of a header (name lowercase), or nullptr.
   const std::string* Header(std::string_view name) const;
+  // raw_query parsed, once (on first use; raw_query must not change after it):
+  // what the router and auth both read.
+  const QueryString& Query() const;
+
+ private:
+  mutable std::optional<QueryString> query_;
 };
 
 // Writes one response. Start() once, then Write() the body bytes; the

@@ -44,6 +44,11 @@ const std::string* Request::Header(std::string_view name) const {
   return nullptr;
 }
 
+const QueryString& Request::Query() const {
+  if (!query_) query_ = QueryString::Parse(raw_query);
+  return *query_;
+}
+
 bool IsSafeHeaderValue(std::string_view value) {
   for (char ch : value) {
     unsigned char c = static_cast<unsigned char>(ch);

@@ -381,7 +381,7 @@ Status ObjectEngine::CommitVersionLocked(
     const std::function<Status(const std::optional<ObjectRecord>&)>& check,
     meta::WriteBatch batch, const std::vector<std::string>& extra_garbage) {
   ASSIGN_OR_RETURN(auto bucket_value, kv_->Get(meta::BucketKey(bucket)));
-  if (!bucket_value) return NotFound("bucket " + bucket);
+  if (!bucket_value) return NotFound(Detail::kBucket, "bucket " + bucket);
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (check) {
     std::optional<ObjectRecord> current;
@@ -448,7 +448,7 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
 Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
   std::unique_lock lock(BucketLock(name));
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
-  if (!value) return NotFound("bucket " + name);
+  if (!value) return NotFound(Detail::kBucket, "bucket " + name);
   auto rec = DecodeBucketRecord(*value);
   if (!rec) return Corruption("undecodable bucket record " + name);
   rec->tags = std::move(tags);
@@ -465,7 +465,7 @@ Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
 
 Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
-  if (!value) return NotFound("bucket " + name);
+  if (!value) return NotFound(Detail::kBucket, "bucket " + name);
   auto rec = DecodeBucketRecord(*value);
   if (!rec) return Corruption("undecodable bucket record " + name);
   return *rec;
@@ -474,7 +474,7 @@ Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
 Status ObjectEngine::DeleteBucket(const std::string& name) {
   std::unique_lock lock(BucketLock(name));
   ASSIGN_OR_RETURN(auto existing, kv_->Get(meta::BucketKey(name)));
-  if (!existing) return NotFound("bucket " + name);
+  if (!existing) return NotFound(Detail::kBucket, "bucket " + name);
   auto it = kv_->NewIterator();
   std::string prefix = meta::ObjectPrefix(name);
   it->Seek(prefix);
@@ -519,7 +519,7 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string&
                                                               ObjectHeaders headers,
                                                               WriteOptions options) {
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(bucket)));
-  if (!value) return NotFound("bucket " + bucket);
+  if (!value) return NotFound(Detail::kBucket, "bucket " + bucket);
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
   writer->options_ = std::move(options);
   writer->version_stamp_ = NextVersionStamp();
@@ -531,7 +531,7 @@ Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, 
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-  if (!latest) return NotFound("key " + key);
+  if (!latest) return NotFound(Detail::kKey, "key " + key);
   ObjectRecord& rec = latest->second;
   rec.tags = std::move(tags);
   if (SelfDescribing() && !rec.file_id.empty()) {
@@ -554,8 +554,8 @@ Result<ObjectRecord> ObjectEngine::HeadObject(const std::string& bucket, const s
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (!latest) {
     ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-    if (!b) return NotFound("bucket " + bucket);
-    return NotFound("key " + key);
+    if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
+    return NotFound(Detail::kKey, "key " + key);
   }
   latest->second.inline_data.clear();
   return std::move(latest->second);
@@ -569,8 +569,8 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string
     ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
     if (!latest) {
       ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-      if (!b) return NotFound("bucket " + bucket);
-      return NotFound("key " + key);
+      if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
+      return NotFound(Detail::kKey, "key " + key);
     }
     auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
     reader->record_ = std::move(latest->second);
@@ -607,7 +607,7 @@ Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& 
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound("bucket " + bucket);
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (!latest) return Status::OK();
   meta::WriteBatch batch;

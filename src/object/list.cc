@@ -16,7 +16,7 @@ constexpr char kPastPrefix = '\xff';
 Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
                                              const ListParams& params) {
   ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound("bucket " + bucket);
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
   ListResult result;
   if (params.max_keys <= 0) return result;
 

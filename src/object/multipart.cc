@@ -42,7 +42,7 @@ Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const 
                                                UploadRecord record) {
   std::shared_lock bucket_lock(BucketLock(bucket));
   ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound("bucket " + bucket);
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
   record.initiated_ns = NowNs();
   std::string id = NewUploadId(NextVersionStamp());
   meta::WriteBatch batch;
@@ -63,9 +63,9 @@ Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const 
 
 Result<UploadRecord> ObjectEngine::GetUpload(const std::string& bucket, const std::string& key,
                                              const std::string& upload_id) {
-  if (!IsUploadId(upload_id)) return NotFound("upload " + upload_id);
+  if (!IsUploadId(upload_id)) return NotFound(Detail::kUpload, "upload " + upload_id);
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::UploadKey(bucket, key, upload_id)));
-  if (!value) return NotFound("upload " + upload_id);
+  if (!value) return NotFound(Detail::kUpload, "upload " + upload_id);
   auto rec = DecodeUploadRecord(*value);
   if (!rec) return Corruption("undecodable upload record " + upload_id);
   return *rec;
@@ -244,7 +244,7 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
 Result<ListUploadsResult> ObjectEngine::ListUploads(const std::string& bucket,
                                                     const ListUploadsParams& params) {
   ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound("bucket " + bucket);
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
   ListUploadsResult result;
   if (params.max_uploads <= 0) return result;
   const std::string prefix = meta::UploadPrefix(bucket);

@@ -24,9 +24,24 @@ std::string_view Error::Message() const {
   return message.empty() ? Lookup(code).message : std::string_view(message);
 }
 
+namespace {
+// What a NotFound is about, by its Detail; `fallback` for an untagged one.
+ErrorCode NotFoundCode(Detail what, ErrorCode fallback) {
+  switch (what) {
+    case Detail::kBucket: return ErrorCode::kNoSuchBucket;
+    case Detail::kKey: return ErrorCode::kNoSuchKey;
+    case Detail::kUpload: return ErrorCode::kNoSuchUpload;
+    case Detail::kVersion: return ErrorCode::kNoSuchVersion;
+    case Detail::kNone:
+    case Detail::kTrailer: break;
+  }
+  return fallback;
+}
+}  // namespace
+
 Error FromStatus(const Status& status, ErrorCode not_found) {
   switch (status.code()) {
-    case Code::kNotFound: return MakeError(not_found);
+    case Code::kNotFound: return MakeError(NotFoundCode(status.detail(), not_found));
     case Code::kResourceExhausted: return MakeError(ErrorCode::kInsufficientStorage);
     case Code::kUnavailable: return MakeError(ErrorCode::kServiceUnavailable);
     case Code::kPreconditionFailed: return MakeError(ErrorCode::kPreconditionFailed);
@@ -49,9 +64,7 @@ Error FromBodyStatus(const Status& status) {
     case Code::kInvalidArgument:
       // Broken aws-chunked framing: AWS answers IncompleteBody, or
       // MalformedTrailerError when the trailer section is what is broken.
-      if (status.message().find("trailer") != std::string::npos) {
-        return MakeError(ErrorCode::kMalformedTrailerError);
-      }
+      if (status.detail() == Detail::kTrailer) return MakeError(ErrorCode::kMalformedTrailerError);
       return MakeError(ErrorCode::kIncompleteBody, "Malformed request body: " + status.message());
     default: return FromStatus(status);
   }

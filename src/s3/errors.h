@@ -118,8 +118,10 @@ inline Error MakeError(ErrorCode code, std::string message = {}) {
   return Error{code, std::move(message), {}, {}};
 }
 
-// Maps an engine/storage Status onto an S3 error. `not_found` is what
-// NotFound means in the caller's context (NoSuchKey, NoSuchBucket, ...).
+// Maps an engine/storage Status onto an S3 error. A NotFound tagged with what
+// is missing (Detail::kBucket, kKey, kUpload, kVersion) becomes NoSuchBucket,
+// NoSuchKey, NoSuchUpload or NoSuchVersion; `not_found` is what an untagged
+// NotFound means in the caller's context.
 Error FromStatus(const Status& status, ErrorCode not_found = ErrorCode::kNoSuchKey);
 
 // Maps a request-body stream error (see common/byte_source.h).

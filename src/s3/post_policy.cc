@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/encoding.h"
+#include "common/time_util.h"
 
 namespace strata::s3 {
 
@@ -89,16 +90,6 @@ std::optional<std::string> DecodeExtValue(std::string_view v) {
 bool IsBoundaryChar(char c) {
   if (std::isalnum(static_cast<unsigned char>(c))) return true;
   return std::string_view("'()+_,-./:=? ").find(c) != std::string_view::npos;
-}
-
-// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
 Error PolicyError(const std::string& detail) {
@@ -428,46 +419,6 @@ std::string PolicyCondition::ToString() const {
       return "[\"content-length-range\", " + std::to_string(min) + ", " + std::to_string(max) + "]";
   }
   return {};
-}
-
-std::optional<int64_t> ParseIso8601Ms(std::string_view s) {
-  // YYYY-MM-DDTHH:MM:SS[.fraction]Z
-  auto digits = [&](size_t at, size_t n, int* out) {
-    if (at + n > s.size()) return false;
-    int v = 0;
-    for (size_t i = at; i < at + n; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-      v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return true;
-  };
-  int y, mo, d, h, mi, sec;
-  if (!digits(0, 4, &y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &mo) || s[7] != '-' ||
-      !digits(8, 2, &d) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
-      !digits(14, 2, &mi) || s[16] != ':' || !digits(17, 2, &sec)) {
-    return std::nullopt;
-  }
-  size_t i = 19;
-  int64_t ms = 0;
-  if (s[i] == '.') {
-    ++i;
-    size_t start = i;
-    int64_t scale = 100;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      ms += (s[i] - '0') * scale;
-      scale /= 10;
-      ++i;
-    }
-    if (i == start) return std::nullopt;
-  }
-  if (i + 1 != s.size() || (s[i] != 'Z' && s[i] != 'z')) return std::nullopt;
-  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || h > 23 || mi > 59 || sec > 60) {
-    return std::nullopt;
-  }
-  int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  return ((days * 24 + h) * 60 + mi) * 60000 + sec * 1000LL + ms;
 }
 
 std::variant<PostPolicy, Error> ParsePostPolicy(std::string_view json) {

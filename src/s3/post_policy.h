@@ -120,9 +120,6 @@ struct PostPolicy {
   std::optional<std::pair<int64_t, int64_t>> length_range;
 };
 
-// ISO 8601 UTC ("2024-01-02T03:04:05Z", optional fraction); unix milliseconds.
-std::optional<int64_t> ParseIso8601Ms(std::string_view s);
-
 // Parses the decoded policy document. InvalidPolicyDocument if it is not a
 // JSON object with expiration and conditions, or a condition is malformed.
 std::variant<PostPolicy, Error> ParsePostPolicy(std::string_view json);

@@ -164,7 +164,7 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
       route.op == Op::kPostObject && content_type && IsMultipartFormData(*content_type);
   auth::AuthContext auth_ctx;
   if (!form_post) {
-    auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers};
+    auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers, &req.Query()};
     auto verified = verifier_.Verify(view, UnixNowNs() / 1000000000);
     if (auto* e = std::get_if<auth::AuthError>(&verified)) {
       return SendError(FromAuthError(*e), &req, resource, request_id, out);

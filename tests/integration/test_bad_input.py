@@ -20,8 +20,13 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from botocore.auth import S3SigV4QueryAuth  # noqa: E402
+from botocore.awsrequest import AWSRequest  # noqa: E402
+from botocore.credentials import Credentials  # noqa: E402
+
 import rawhttp  # noqa: E402
-from harness import ACCESS_KEY, SECRET_KEY, ServerTestCase, no_empty_expect, parse_error  # noqa: E402
+from harness import (ACCESS_KEY, REGION, SECRET_KEY, ServerTestCase, no_empty_expect,  # noqa: E402
+                     parse_error)
 from rawhttp import Conn, quote_key, sha256_hex  # noqa: E402
 
 BUCKET = "bad-input"
@@ -500,6 +505,69 @@ class BadInputTest(ServerTestCase):
         self.assertAbsent(key)
 
     # ---- HTTP/1.1 features ---------------------------------------------------
+    # ---- presigned X-Amz-Expires and the request date, as AWS answers them ----
+    def presigned_expiring(self, key, expires_in):
+        """The target of a presigned GET signed by botocore's S3SigV4QueryAuth with
+        any X-Amz-Expires (generate_presigned_url refuses 0 and negative ones)."""
+        req = AWSRequest(method="GET", url=f"http://127.0.0.1:{self.port}/{BUCKET}/{quote_key(key)}")
+        S3SigV4QueryAuth(Credentials(ACCESS_KEY, SECRET_KEY), "s3", REGION,
+                         expires=expires_in).add_auth(req)
+        split = urlsplit(req.url)
+        return f"{split.path}?{split.query}"
+
+    def test_presigned_expires_out_of_range(self):
+        self.put("expiring", b"data")
+        week = ("X-Amz-Expires must be less than a week (in seconds); that is, the given "
+                "X-Amz-Expires must be less than 604800 seconds")
+        cases = [(-7, 400, "AuthorizationQueryParametersError", "X-Amz-Expires must be non-negative"),
+                 (604801, 400, "AuthorizationQueryParametersError", week),
+                 (609901, 400, "AuthorizationQueryParametersError", week),
+                 (0, 403, "AccessDenied", "Request has expired")]
+        for expires_in, status, code, message in cases:
+            with self.subTest(expires_in=expires_in):
+                target = self.presigned_expiring("expiring", expires_in)
+                resp = rawhttp.send_request(self.port, rawhttp.unsigned(self.port, "GET", target))
+                self.assertError(resp, status, code)
+                self.assertEqual(parse_error(resp.body)["Message"], message)
+                self.assertNotIn(b"data", resp.body)
+        # Not a number: refused before the (now broken) signature is looked at.
+        target = self.presigned_expiring("expiring", 300).replace("X-Amz-Expires=300", "X-Amz-Expires=abc")
+        resp = rawhttp.send_request(self.port, rawhttp.unsigned(self.port, "GET", target))
+        self.assertError(resp, 400, "AuthorizationQueryParametersError")
+        self.assertEqual(parse_error(resp.body)["Message"], "X-Amz-Expires should be a number")
+        # A week is the limit, and allowed.
+        target = self.presigned_expiring("expiring", 604800)
+        resp = rawhttp.send_request(self.port, rawhttp.unsigned(self.port, "GET", target))
+        self.assertEqual(resp.status, 200, resp)
+        self.assertEqual(resp.body, b"data")
+
+    def signed_with_date(self, date, sign_date):
+        """A GET / signed by hand (botocore replaces a Date header) with x-amz-date
+        and a Date header, Date among the signed headers or not."""
+        now = datetime.datetime.utcnow()
+        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
+        headers = {"host": f"127.0.0.1:{self.port}", "date": date, "x-amz-date": amz_date,
+                   "x-amz-content-sha256": rawhttp.UNSIGNED_PAYLOAD}
+        names = sorted(n for n in headers if sign_date or n != "date")
+        canonical = ("GET\n/\n\n" + "".join(f"{n}:{headers[n].strip()}\n" for n in names) + "\n" +
+                     ";".join(names) + "\n" + rawhttp.UNSIGNED_PAYLOAD)
+        scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
+        to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{sha256_hex(canonical.encode())}"
+        signature = hmac.new(rawhttp.signing_key(SECRET_KEY, amz_date[:8]), to_sign.encode(),
+                             hashlib.sha256).hexdigest()
+        headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, "
+                                    f"SignedHeaders={';'.join(names)}, Signature={signature}")
+        head = "GET / HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        return head.encode("latin-1")
+
+    def test_x_amz_date_takes_precedence_over_date(self):
+        for date in ("not a date", "Thu, 01 Jan 1970 00:00:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT"):
+            for sign_date in (False, True):
+                with self.subTest(date=date, signed=sign_date):
+                    resp = rawhttp.send_request(self.port, self.signed_with_date(date, sign_date))
+                    self.assertEqual(resp.status, 200, resp)
+                    self.assertIn(b"ListAllMyBucketsResult", resp.body)
+
     def test_expect_100_continue(self):
         key = "expect-continue"
         body = payload(256 * 1024, key)

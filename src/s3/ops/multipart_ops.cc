@@ -207,11 +207,9 @@ OpResult CompleteMultipartUpload(OpContext& ctx) {
       case object::CompleteProblem::kNone: break;
     }
     const Status& st = rec.status();
-    if (st.code() == Code::kNotFound && st.message().starts_with("upload")) return UploadNotFound(ctx);
-    if (st.code() == Code::kNotFound && st.message().starts_with("bucket")) {
-      return MakeError(ErrorCode::kNoSuchBucket);
-    }
-    return WriteConditionError(st);
+    // An unknown upload id may also mean an unknown bucket: UploadNotFound tells.
+    if (st.code() == Code::kNotFound && st.detail() == Detail::kUpload) return UploadNotFound(ctx);
+    return WriteConditionError(st);  // NotFound of the bucket: NoSuchBucket, by its Detail
   }
   XmlWriter w;
   w.Open("CompleteMultipartUploadResult");

@@ -36,12 +36,9 @@ OpResult PutObject(OpContext& ctx) {
                            "FULL_OBJECT");
   }
   auto rec = (*writer)->Commit(WriteConditions(ctx.http));
-  if (!rec.ok()) {
-    if (rec.status().code() == Code::kNotFound && rec.status().message().starts_with("bucket")) {
-      return MakeError(ErrorCode::kNoSuchBucket);
-    }
-    return WriteConditionError(rec.status());
-  }
+  // NotFound says by its Detail whether the bucket (deleted meanwhile) or, for
+  // If-Match, the key is missing.
+  if (!rec.ok()) return WriteConditionError(rec.status());
   http::Headers h = {{"ETag", "\"" + rec->etag + "\""}};
   AddChecksumHeaders(*rec, &h);
   return SendEmpty(ctx, 200, h);

@@ -272,7 +272,7 @@ WriteCheck WriteConditions(const http::Request& req) {
       }
     }
     if (has_match) {
-      if (!current) return NotFound("the key does not exist");
+      if (!current) return NotFound(Detail::kKey, "the key does not exist");
       if (match != "*" && current->etag != match) return PreconditionFailed("the etag differs");
     }
     return Status::OK();

@@ -1,16 +1,13 @@
 // PostObject: browser-based upload with a signed POST policy (SigV4, or SigV2
 // unless --sigv2 off). The request carries no Authorization header: service.cc
 // skips header/query auth for a multipart/form-data POST on a bucket, and this
-// operation verifies the form's signature over the base64 policy itself,
+// operation has auth/ verify the form's signature over the base64 policy,
 // evaluates the policy, then streams the `file` part into a new object version.
-#include <openssl/crypto.h>
-
 #include <algorithm>
 #include <cctype>
 
-#include "auth/sigv2.h"
+#include "auth/post_policy_signature.h"
 #include "common/encoding.h"
-#include "common/hash.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 #include "s3/post_policy.h"
@@ -20,7 +17,6 @@ namespace strata::s3 {
 
 namespace {
 
-constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr size_t kSkipAfterFileBytes = 1 << 20;  // parts after the file: read and ignored
 
 const std::string* Field(const std::vector<FormField>& fields, std::string_view name) {
@@ -36,86 +32,33 @@ Error MissingField(std::string_view name) {
                        "'.  If it is specified, please check the order of the fields.");
 }
 
-bool IsHexLower(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+auth::PostSignatureFields SignatureFields(const std::vector<FormField>& fields) {
+  auth::PostSignatureFields f;
+  f.algorithm = Field(fields, "x-amz-algorithm");
+  f.credential = Field(fields, "x-amz-credential");
+  f.date = Field(fields, "x-amz-date");
+  f.signature = Field(fields, "x-amz-signature");
+  f.v2_access_key = Field(fields, "awsaccesskeyid");
+  f.v2_signature = Field(fields, "signature");
+  return f;
 }
 
-Error UnsupportedMechanism() {
-  return MakeError(ErrorCode::kInvalidRequest,
-                   "The authorization mechanism you have provided is not supported. Please use "
-                   "AWS4-HMAC-SHA256.");
-}
-
-// A SigV2 form: AWSAccessKeyId and signature = base64(HMAC-SHA1(secret, policy)).
-bool IsSigV2Form(const std::vector<FormField>& fields) {
-  return !Field(fields, "x-amz-algorithm") &&
-         (Field(fields, "awsaccesskeyid") || Field(fields, "signature"));
-}
-
-std::optional<Error> VerifySignatureV2(OpContext& ctx, const std::vector<FormField>& fields,
-                                       const std::string& policy_b64) {
-  if (!ctx.config.sigv2) return UnsupportedMechanism();
-  const std::string* access_key = Field(fields, "awsaccesskeyid");
-  if (!access_key) return MissingField("AWSAccessKeyId");
-  const std::string* signature = Field(fields, "signature");
-  if (!signature) return MissingField("Signature");
-  std::optional<std::string> secret;
-  if (ctx.config.secrets) secret = ctx.config.secrets(*access_key);
-  if (!secret) return MakeError(ErrorCode::kInvalidAccessKeyId);
-  if (!auth::SignatureV2Equal(auth::SignV2(*secret, policy_b64), *signature)) {
-    return MakeError(ErrorCode::kSignatureDoesNotMatch);
+Error FromPostSignatureError(const auth::PostSignatureError& e) {
+  using K = auth::PostSignatureErrorKind;
+  switch (e.kind) {
+    case K::kMissingField: return MissingField(e.field);
+    case K::kUnsupportedAlgorithm:
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "The authorization mechanism you have provided is not supported. Please "
+                       "use AWS4-HMAC-SHA256.");
+    case K::kMalformedCredential:
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "Invalid x-amz-credential: expected <access key>/<date>/<region>/s3/"
+                       "aws4_request");
+    case K::kInvalidAccessKeyId: return MakeError(ErrorCode::kInvalidAccessKeyId);
+    case K::kSignatureDoesNotMatch: return MakeError(ErrorCode::kSignatureDoesNotMatch);
   }
-  ctx.access_key = *access_key;
-  return std::nullopt;
-}
-
-// Verifies x-amz-signature = hex(HMAC(signing key, policy)); sets the access key.
-std::optional<Error> VerifySignature(OpContext& ctx, const std::vector<FormField>& fields,
-                                     const std::string& policy_b64) {
-  if (IsSigV2Form(fields)) return VerifySignatureV2(ctx, fields, policy_b64);
-  const std::string* algorithm = Field(fields, "x-amz-algorithm");
-  if (!algorithm) return MissingField("x-amz-algorithm");
-  if (*algorithm != kAlgorithm) return UnsupportedMechanism();
-  const std::string* credential = Field(fields, "x-amz-credential");
-  if (!credential) return MissingField("x-amz-credential");
-  if (!Field(fields, "x-amz-date")) return MissingField("x-amz-date");
-  const std::string* signature = Field(fields, "x-amz-signature");
-  if (!signature) return MissingField("x-amz-signature");
-
-  // <access key>/<yyyymmdd>/<region>/s3/aws4_request
-  std::vector<std::string_view> parts;
-  std::string_view rest = *credential;
-  while (true) {
-    size_t slash = rest.find('/');
-    parts.push_back(rest.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
-  }
-  if (parts.size() != 5 || parts[0].empty() || parts[1].size() != 8 ||
-      parts[1].find_first_not_of("0123456789") != std::string_view::npos || parts[2].empty() ||
-      parts[3] != "s3" || parts[4] != "aws4_request") {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "Invalid x-amz-credential: expected <access key>/<date>/<region>/s3/"
-                     "aws4_request");
-  }
-  std::optional<std::string> secret;
-  if (ctx.config.secrets) secret = ctx.config.secrets(parts[0]);
-  if (!secret) return MakeError(ErrorCode::kInvalidAccessKeyId);
-
-  std::string key = auth::DeriveSigningKey(*secret, parts[1], parts[2], "s3");
-  Sha256Digest mac = HmacSha256(key, policy_b64);
-  std::string expected = HexEncode(std::string_view(reinterpret_cast<const char*>(mac.data()),
-                                                    mac.size()));
-  std::string given = *signature;
-  for (char& c : given) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (given.size() != expected.size() || !IsHexLower(given) ||
-      CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
-    return MakeError(ErrorCode::kSignatureDoesNotMatch);
-  }
-  ctx.access_key = std::string(parts[0]);
-  return std::nullopt;
+  return MakeError(ErrorCode::kAccessDenied);
 }
 
 bool IsCannedAcl(std::string_view acl) {
@@ -159,8 +102,14 @@ OpResult PostObject(OpContext& ctx) {
     // Without a policy the upload is anonymous; strata has no public buckets.
     return MakeError(ErrorCode::kAccessDenied);
   }
-  if (auto e = VerifySignature(ctx, fields, *policy_b64)) return e;
-  if (IsSigV2Form(fields)) {
+  auto signed_by = auth::VerifyPostSignature(SignatureFields(fields), *policy_b64,
+                                             ctx.config.secrets, ctx.config.sigv2);
+  if (auto* e = std::get_if<auth::PostSignatureError>(&signed_by)) {
+    return FromPostSignatureError(*e);
+  }
+  const auth::PostSignature& signature = std::get<auth::PostSignature>(signed_by);
+  ctx.access_key = signature.access_key;
+  if (signature.version == auth::SignatureVersion::kV2) {
     // Like x-amz-signature in a SigV4 form, the SigV2 credentials stand
     // outside the policy's conditions.
     std::erase_if(fields, [](const FormField& f) {
@@ -276,10 +225,7 @@ OpResult PostObject(OpContext& ctx) {
   form.SkipRest(kSkipAfterFileBytes);
 
   auto rec = (*writer)->Commit();
-  if (!rec.ok()) {
-    if (rec.status().code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
-    return FromStatus(rec.status());
-  }
+  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
 
   std::string etag = "\"" + rec->etag + "\"";
   std::string location = ObjectUrl(ctx, key);
