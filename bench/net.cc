@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/encoding.h"
+#include "common/net.h"
 
 namespace strata::bench {
 namespace {
@@ -105,15 +106,9 @@ void Socket::Close() {
 void Socket::ShutdownWrite() { ::shutdown(fd_, SHUT_WR); }
 
 Socket Socket::Connect(const std::string& host, int port) {
-  Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!s.valid()) ThrowErrno("socket");
-  sockaddr_in addr = Ipv4Address(host, port);
-  if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ThrowErrno("connect " + host + ":" + std::to_string(port));
-  }
-  SetNoDelay(s.fd_);
-  SetTimeouts(s.fd_);
-  return s;
+  auto fd = Dial(host, static_cast<uint16_t>(port), kIoTimeoutSeconds * 1000);
+  if (!fd.ok()) throw BenchError(fd.status().message());
+  return Socket(*fd);
 }
 
 Socket Socket::ListenLoopback(int port) {

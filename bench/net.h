@@ -37,7 +37,7 @@ class Socket {
   Socket& operator=(const Socket&) = delete;
   ~Socket() { Close(); }
 
-  // Connects to host:port (numeric IPv4), with TCP_NODELAY and I/O timeouts.
+  // Connects to host:port (common/net.h Dial), with TCP_NODELAY and I/O timeouts.
   static Socket Connect(const std::string& host, int port);
   // Listens on 127.0.0.1 at `port` (0 = any free port); see LocalPort().
   static Socket ListenLoopback(int port = 0);
@@ -96,7 +96,7 @@ class MessageReader {
   std::vector<char> bulk_;      // large body reads go straight here
 };
 
-// Parses "http://HOST:PORT" (HOST numeric IPv4 or "localhost").
+// Parses "http://HOST:PORT" (HOST: a name or a numeric address).
 std::pair<std::string, int> ParseEndpoint(const std::string& url);
 
 }  // namespace strata::bench

@@ -34,11 +34,13 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/cli11.h"
 #include "ec_cases.h"
 #include "kv_cases.h"
 #include "machine_limits.h"
@@ -49,25 +51,6 @@
 
 namespace strata::bench {
 namespace {
-
-constexpr char kUsage[] = R"(usage: s3bench [options]
-  --smoke               seconds-long run for CI: short cases, 1 run, 64 MiB instead
-                        of 1 GiB, 1k/2k listing keys instead of 10k/1M, 16 MiB
-                        instead of 256 MiB in the ec group, 16/100 stored KV
-                        blocks instead of 64/1000 in the kv group
-  --endpoint URL        benchmark a running server (http://HOST:PORT); credentials
-                        from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD or AWS_ACCESS_KEY_ID/
-                        AWS_SECRET_ACCESS_KEY. Default: start our own server
-  --strata PATH         strata binary to start (default: found next to s3bench)
-  --duration-s S        seconds per timed run (default 5; smoke 0.3)
-  --runs N              runs per figure, median reported (default 3; smoke 1)
-  --only CASES          comma-separated subset of: limits (= loopback,rr,md5),
-                        put4k, get4k, put_large, get_large, list, ec, kv
-  --kv-endpoint H:P     with --endpoint: that server's KV listener (for the kv group)
-  --large-mib N         large object size in MiB (default 1024; smoke 64)
-  --ec-mib N            object size of the ec group in MiB (default 256; smoke 16)
-  --list-keys A,B       keys in the two listing buckets (default 10000,1000000)
-)";
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "ec",    "kv"};
@@ -84,7 +67,7 @@ struct Options {
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr, "s3bench: %s\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "s3bench: %s\n(s3bench --help lists the options)\n", message.c_str());
   std::exit(2);
 }
 
@@ -97,74 +80,113 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
-double ParseNumber(const std::string& flag, const std::string& value) {
-  char* end = nullptr;
-  double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || v <= 0) UsageError("bad value for " + flag + ": " + value);
-  return v;
+// Smoke mode changes the defaults; explicit flags still win.
+void ApplySmokeDefaults(Options& opt) {
+  opt.s3.duration_s = 0.3;
+  opt.s3.runs = 1;
+  opt.s3.large_bytes = 64ull << 20;
+  opt.s3.list_small_keys = 1000;
+  opt.s3.list_large_keys = 2000;
+  opt.s3.small_get_keys = 100;
+  opt.s3.ec_bytes = 16ull << 20;
+  opt.kv.get_blocks = 16;
+  opt.kv.small_blocks = 100;
 }
 
+// Parses the flags (CLI11); --help or a bad line ends the program here (exit 0 or 2).
 Options ParseOptions(int argc, char** argv) {
   Options opt;
-  // Smoke mode changes the defaults; explicit flags still win, so apply it first.
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--smoke") {
-      opt.smoke = true;
-      opt.s3.duration_s = 0.3;
-      opt.s3.runs = 1;
-      opt.s3.large_bytes = 64ull << 20;
-      opt.s3.list_small_keys = 1000;
-      opt.s3.list_large_keys = 2000;
-      opt.s3.small_get_keys = 100;
-      opt.s3.ec_bytes = 16ull << 20;
-      opt.kv.get_blocks = 16;
-      opt.kv.small_blocks = 100;
-    }
+  CLI::App app(
+      "s3bench: S3, KV and erasure-coding figures with this machine's limits, "
+      "measured in the same run (docs/performance.md)",
+      "s3bench");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--smoke", opt.smoke,
+               "seconds-long run for CI: short cases, 1 run, 64 MiB instead of 1 GiB, 1k/2k "
+               "listing keys instead of 10k/1M, 16 MiB instead of 256 MiB in the ec group, "
+               "16/100 stored KV blocks instead of 64/1000 in the kv group");
+  app.add_option("--endpoint", opt.endpoint,
+                 "benchmark a running server; credentials from STRATA_ROOT_USER/"
+                 "STRATA_ROOT_PASSWORD or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY. Default: "
+                 "start our own server")
+      ->type_name("http://HOST:PORT");
+  app.add_option("--strata", opt.strata_binary,
+                 "strata binary to start (default: found next to s3bench)")
+      ->type_name("PATH");
+  double duration_s = 0;
+  CLI::Option* duration =
+      app.add_option("--duration-s", duration_s, "seconds per timed run (default 5; smoke 0.3)")
+          ->type_name("S")
+          ->check(cli::PositiveReal());
+  int runs = 0;
+  CLI::Option* runs_flag =
+      app.add_option("--runs", runs, "runs per figure, median reported (default 3; smoke 1)")
+          ->type_name("N")
+          ->transform(cli::WholeNumber(1, 1000));
+  std::set<std::string> cases;
+  CLI::Option* only = app.add_option_function<std::string>(
+                             "--only",
+                             [&cases](const std::string& list) {
+                               for (const std::string& c : SplitCommas(list)) {
+                                 if (c == "limits") {
+                                   cases.insert({"loopback", "rr", "md5"});
+                                 } else if (kAllCases.count(c)) {
+                                   cases.insert(c);
+                                 } else {
+                                   throw CLI::ValidationError("--only", "unknown case " + c);
+                                 }
+                               }
+                             },
+                             "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
+                             "get4k, put_large, get_large, list, ec, kv")
+                          ->type_name("CASES");
+  app.add_option("--kv-endpoint", opt.kv_endpoint,
+                 "with --endpoint: that server's KV listener (for the kv group)")
+      ->type_name("HOST:PORT");
+  uint64_t large_mib = 0, ec_mib = 0;
+  CLI::Option* large =
+      app.add_option("--large-mib", large_mib, "large object size in MiB (default 1024; smoke 64)")
+          ->type_name("N")
+          ->transform(cli::WholeNumber(1, 1 << 20));
+  CLI::Option* ec = app.add_option("--ec-mib", ec_mib,
+                                   "object size of the ec group in MiB (default 256; smoke 16)")
+                        ->type_name("N")
+                        ->transform(cli::WholeNumber(1, 1 << 20));
+  int list_keys[2] = {0, 0};
+  CLI::Option* list =
+      app.add_option_function<std::string>(
+             "--list-keys",
+             [&list_keys](const std::string& v) {
+               std::vector<std::string> counts = SplitCommas(v);
+               for (size_t i = 0; i < counts.size() && i < 2; ++i) {
+                 std::optional<int64_t> n = cli::ParseWholeNumber(counts[i]);
+                 list_keys[i] = n && *n > 0 && *n <= 100'000'000 ? int(*n) : 0;
+               }
+               if (counts.size() != 2 || !list_keys[0] || !list_keys[1]) {
+                 throw CLI::ValidationError("--list-keys", "needs two counts, e.g. 10000,1000000");
+               }
+             },
+             "keys in the two listing buckets (default 10000,1000000)")
+          ->type_name("A,B");
+  app.footer(
+      "\nWithout --endpoint s3bench starts its own strata server (fresh temp dir, free port,\n"
+      "generated credentials). The ec group always starts its own two servers (n/a with\n"
+      "--endpoint); the kv group needs --kv-endpoint with --endpoint.\n"
+      "Exit status: 0 when every case ran (HTTP 501 is reported as n/a), 1 on any failed\n"
+      "request, wrong status or wrong data, 2 on bad usage.\n");
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto e = cli::Parse(app, args)) std::exit(cli::Report(*e, "s3bench"));
+  if (opt.smoke) ApplySmokeDefaults(opt);
+  if (*duration) opt.s3.duration_s = duration_s;
+  if (*runs_flag) opt.s3.runs = runs;
+  if (*large) opt.s3.large_bytes = large_mib << 20;
+  if (*ec) opt.s3.ec_bytes = ec_mib << 20;
+  if (*list) {
+    opt.s3.list_small_keys = list_keys[0];
+    opt.s3.list_large_keys = list_keys[1];
   }
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) UsageError(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--smoke") continue;
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (flag == "--endpoint") {
-      opt.endpoint = value();
-    } else if (flag == "--kv-endpoint") {
-      opt.kv_endpoint = value();
-    } else if (flag == "--strata") {
-      opt.strata_binary = value();
-    } else if (flag == "--duration-s") {
-      opt.s3.duration_s = ParseNumber(flag, value());
-    } else if (flag == "--runs") {
-      opt.s3.runs = static_cast<int>(ParseNumber(flag, value()));
-    } else if (flag == "--large-mib") {
-      opt.s3.large_bytes = static_cast<uint64_t>(ParseNumber(flag, value())) << 20;
-    } else if (flag == "--ec-mib") {
-      opt.s3.ec_bytes = static_cast<uint64_t>(ParseNumber(flag, value())) << 20;
-    } else if (flag == "--list-keys") {
-      std::vector<std::string> counts = SplitCommas(value());
-      if (counts.size() != 2) UsageError("--list-keys needs two counts, e.g. 10000,1000000");
-      opt.s3.list_small_keys = static_cast<int>(ParseNumber(flag, counts[0]));
-      opt.s3.list_large_keys = static_cast<int>(ParseNumber(flag, counts[1]));
-    } else if (flag == "--only") {
-      opt.cases.clear();
-      for (const std::string& c : SplitCommas(value())) {
-        if (c == "limits") {
-          opt.cases.insert({"loopback", "rr", "md5"});
-        } else if (kAllCases.count(c)) {
-          opt.cases.insert(c);
-        } else {
-          UsageError("unknown case " + c);
-        }
-      }
-    } else {
-      UsageError("unknown option " + flag);
-    }
-  }
+  if (*only) opt.cases = cases;
   return opt;
 }
 
@@ -280,9 +302,11 @@ void RunKv(const Options& opt, Report& report) {
     Target target;
     std::tie(target.host, target.port) = ParseEndpoint(opt.endpoint);
     target.credentials = CredentialsFromEnvironment();
-    KvEndpoint kv{
-        opt.kv_endpoint.substr(0, colon),
-        static_cast<int>(ParseNumber("--kv-endpoint", opt.kv_endpoint.substr(colon + 1)))};
+    std::optional<int64_t> kv_port = cli::ParseWholeNumber(opt.kv_endpoint.substr(colon + 1));
+    if (!kv_port || *kv_port < 1 || *kv_port > 65535) {
+      UsageError("--kv-endpoint needs HOST:PORT, got " + opt.kv_endpoint);
+    }
+    KvEndpoint kv{opt.kv_endpoint.substr(0, colon), static_cast<int>(*kv_port)};
     RunS3Case("kv setup", report, [&] { RunKvCache(opt.s3, opt.kv, target, kv, report); });
     return;
   }

@@ -7,12 +7,6 @@
 // memory with sendmsg (scatter), never copying them.
 #include "strata/kv_client.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -23,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/net.h"
 #include "kvcache/proto/frame.h"
 
 namespace strata::kv {
@@ -30,42 +25,18 @@ namespace strata::kv {
 namespace proto = strata::kvcache::proto;
 
 // The wire status codes and KvCode agree value for value.
-static_assert(static_cast<int>(KvCode::kOk) == static_cast<int>(proto::WireStatus::kOk));
-static_assert(static_cast<int>(KvCode::kNotFound) ==
-              static_cast<int>(proto::WireStatus::kNotFound));
-static_assert(static_cast<int>(KvCode::kExists) == static_cast<int>(proto::WireStatus::kExists));
-static_assert(static_cast<int>(KvCode::kInvalid) == static_cast<int>(proto::WireStatus::kInvalid));
-static_assert(static_cast<int>(KvCode::kAuthFailed) ==
-              static_cast<int>(proto::WireStatus::kAuthFailed));
-static_assert(static_cast<int>(KvCode::kDenied) == static_cast<int>(proto::WireStatus::kDenied));
-static_assert(static_cast<int>(KvCode::kTooLarge) ==
-              static_cast<int>(proto::WireStatus::kTooLarge));
-static_assert(static_cast<int>(KvCode::kUnavailable) ==
-              static_cast<int>(proto::WireStatus::kUnavailable));
-static_assert(static_cast<int>(KvCode::kInternal) ==
-              static_cast<int>(proto::WireStatus::kInternal));
-static_assert(proto::kMaxWireStatus == 8);
+#define STRATA_KV_SAME_CODE(name, byte, text) static_assert(static_cast<int>(KvCode::name) == byte);
+STRATA_KV_WIRE_STATUSES(STRATA_KV_SAME_CODE)
+#undef STRATA_KV_SAME_CODE
 
 const char* KvCodeName(KvCode code) {
   switch (code) {
-    case KvCode::kOk:
-      return "OK";
-    case KvCode::kNotFound:
-      return "NOT_FOUND";
-    case KvCode::kExists:
-      return "EXISTS";
-    case KvCode::kInvalid:
-      return "INVALID";
-    case KvCode::kAuthFailed:
-      return "AUTH_FAILED";
-    case KvCode::kDenied:
-      return "DENIED";
-    case KvCode::kTooLarge:
-      return "TOO_LARGE";
-    case KvCode::kUnavailable:
-      return "UNAVAILABLE";
-    case KvCode::kInternal:
-      return "INTERNAL";
+#define STRATA_KV_CODE_NAME(name, byte, text) \
+  case KvCode::name:                          \
+    return text;
+    STRATA_KV_WIRE_STATUSES(STRATA_KV_CODE_NAME)
+#undef STRATA_KV_CODE_NAME
+    // Client-side codes: never on the wire.
     case KvCode::kIoError:
       return "IO_ERROR";
     case KvCode::kProtocolError:
@@ -412,67 +383,15 @@ class KvClient::Impl {
   uint64_t next_id_ = 1;
 };
 
-namespace {
-
-// Connects with a bounded wait; returns the socket or -1 with *err set.
-int DialTcp(const std::string& host, uint16_t port, uint32_t timeout_ms, std::string* err) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  std::string port_str = std::to_string(port);
-  int rc = ::getaddrinfo(host.c_str(), port_str.c_str(), &hints, &res);
-  if (rc != 0) {
-    *err = "resolve " + host + ": " + gai_strerror(rc);
-    return -1;
-  }
-  int fd = -1;
-  for (addrinfo* a = res; a; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    int r = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (r < 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      r = ::poll(&p, 1, timeout_ms ? static_cast<int>(timeout_ms) : -1);
-      int so_error = 0;
-      socklen_t len = sizeof(so_error);
-      if (r == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0) {
-        r = 0;
-      } else {
-        errno = r == 0 ? ETIMEDOUT : (so_error ? so_error : errno);
-        r = -1;
-      }
-    }
-    if (r == 0) break;
-    *err = "connect " + host + ":" + port_str + ": " + std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-  }
-  ::freeaddrinfo(res);
-  if (fd < 0) return -1;
-  // Blocking from here on, with per-call timeouts.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (timeout_ms) {
-    timeval tv{static_cast<time_t>(timeout_ms / 1000),
-               static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  }
-  return fd;
-}
-
-}  // namespace
-
 KvClient::KvClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KvClient::~KvClient() = default;
 
 KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClient>* out) {
   if (options.access_key.size() > proto::kMaxStrBytes) return Invalid("access key too long");
-  std::string err;
-  int fd = DialTcp(options.host, options.port, options.timeout_ms, &err);
-  if (fd < 0) return KvStatus(KvCode::kIoError, err);
+  auto dialed = Dial(options.host, options.port,
+                     static_cast<int>(std::min<uint32_t>(options.timeout_ms, INT_MAX)));
+  if (!dialed.ok()) return KvStatus(KvCode::kIoError, dialed.status().message());
+  int fd = *dialed;
   std::unique_ptr<KvClient> client(new KvClient(std::make_unique<Impl>(fd)));
   Impl& impl = *client->impl_;
   std::lock_guard<std::mutex> lock(impl.mu);

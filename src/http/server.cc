@@ -12,6 +12,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -69,30 +70,13 @@ bool IsSafeHeader(std::string_view name, std::string_view value) {
 
 namespace {
 
-const char* Reason(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 412: return "Precondition Failed";
-    case 413: return "Payload Too Large";
-    case 416: return "Requested Range Not Satisfiable";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 507: return "Insufficient Storage";
-    default: return "Status";
-  }
+// The reason phrase from Beast's table of RFC 9110 statuses ("Status" for a
+// code it does not know; clients read only the number).
+std::string_view Reason(int status) {
+  bhttp::status s = bhttp::int_to_status(static_cast<unsigned>(status));
+  if (s == bhttp::status::unknown) return "Status";
+  boost::beast::string_view reason = bhttp::obsolete_reason(s);
+  return std::string_view(reason.data(), reason.size());
 }
 
 using Parser = bhttp::request_parser<bhttp::buffer_body>;
@@ -258,7 +242,7 @@ class Writer : public ResponseWriter {
     started_ = true;
     remaining_ = send_body ? content_length : 0;
     if (body_ && !body_->done()) close_ = true;
-    head_ = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
+    head_ = "HTTP/1.1 " + std::to_string(status) + " " + std::string(Reason(status)) + "\r\n";
     for (const auto& [k, v] : headers) {
       head_.append(k).append(": ").append(v).append("\r\n");
     }

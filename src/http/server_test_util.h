@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "common/net.h"
 #include "http/server.h"
 
 namespace strata::http {
@@ -71,15 +72,9 @@ class HttpServerTest : public ::testing::Test {
   }
 
   int Connect() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(server_->port()));
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    timeval tv{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
+    auto fd = Dial("127.0.0.1", static_cast<uint16_t>(server_->port()), 5000);
+    EXPECT_TRUE(fd.ok()) << fd.status().ToString();
+    return fd.ok() ? *fd : -1;
   }
   static void Send(int fd, const std::string& s) {
     ASSERT_EQ(send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));

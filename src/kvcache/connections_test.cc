@@ -16,6 +16,7 @@
 #include <functional>
 #include <system_error>
 
+#include "common/net.h"
 #include "kvcache/server_test_util.h"
 #include "kvcache/session.h"
 
@@ -64,30 +65,11 @@ bool WaitFor(const std::function<bool()>& done) {
   return done();
 }
 
-// A raw client socket (no client-side buffers), reads bounded by 20 s.
+// A raw client socket (no client-side buffers), reads bounded by 20 s; -1
+// when it cannot connect.
 int RawConnect(uint16_t port, const char* from = nullptr) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  timeval tv{20, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  if (from != nullptr) {
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    inet_pton(AF_INET, from, &local.sin_addr);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
-      ::close(fd);
-      return -1;
-    }
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  auto fd = Dial("127.0.0.1", port, 20'000, from ? from : "");
+  return fd.ok() ? *fd : -1;
 }
 
 // True when the server closed the connection (end of stream or reset), reading

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/net.h"
 #include "kvcache/transport.h"
 
 namespace strata::kvcache {
@@ -235,44 +236,15 @@ Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host, uint16_t po
 
 Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t port,
                                                const std::string& from_host) {
-  ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, /*passive=*/false));
-  Status last = Unavailable("no address for " + host);
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-      last = ErrnoStatus(errno, "socket");
-      continue;
-    }
-    if (!from_host.empty()) {
-      auto local = Resolve(from_host, 0, /*passive=*/false);
-      bool bound = false;
-      if (local.ok()) {
-        for (addrinfo* l = *local; l != nullptr && !bound; l = l->ai_next) {
-          bound = l->ai_family == ai->ai_family && ::bind(fd, l->ai_addr, l->ai_addrlen) == 0;
-        }
-        ::freeaddrinfo(*local);
-      }
-      if (!bound) {
-        last = local.ok() ? ErrnoStatus(errno, "bind to " + from_host) : local.status();
-        ::close(fd);
-        continue;
-      }
-    }
-    int rc;
-    do {
-      rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-      last = ErrnoStatus(errno, "connect to " + host + ":" + std::to_string(port));
-      ::close(fd);
-      continue;
-    }
-    auto conn = MakeConnection(fd, ai->ai_addr);
-    ::freeaddrinfo(res);
-    return conn;
+  ASSIGN_OR_RETURN(int fd, Dial(host, port, /*timeout_ms=*/0, from_host));
+  sockaddr_storage peer{};
+  socklen_t len = sizeof(peer);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) {
+    Status st = ErrnoStatus(errno, "getpeername after connecting to " + host);
+    ::close(fd);
+    return st;
   }
-  ::freeaddrinfo(res);
-  return last;
+  return MakeConnection(fd, reinterpret_cast<sockaddr*>(&peer));
 }
 
 }  // namespace strata::kvcache

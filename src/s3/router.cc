@@ -9,6 +9,27 @@
 
 namespace strata::s3 {
 
+namespace {
+
+struct OperationRow {
+  std::string_view name, action, source_action;
+};
+
+// The table's rows in enum order (Op::k<Name> is the row's index).
+constexpr OperationRow kOperations[] = {
+#define STRATA_S3_OP_ROW(name, action, source_action) {#name, action, source_action},
+    STRATA_S3_OPERATIONS(STRATA_S3_OP_ROW)
+#undef STRATA_S3_OP_ROW
+};
+
+const OperationRow& RowOf(Op op) { return kOperations[static_cast<size_t>(op)]; }
+
+}  // namespace
+
+std::string_view OpName(Op op) { return RowOf(op).name; }
+std::string_view RequiredAction(Op op) { return RowOf(op).action; }
+std::string_view CopySourceAction(Op op) { return RowOf(op).source_action; }
+
 bool Route::Has(std::string_view name) const { return Query(name) != nullptr; }
 
 const std::string* Route::Query(std::string_view name) const {

@@ -12,37 +12,67 @@
 
 namespace strata::s3 {
 
+// Every operation strata serves, once. This table is the only list: it
+// generates the Op enum below, the handler declarations (ops/op_context.h),
+// the dispatch (s3/operations.cc) and the IAM actions.
+//
+//   X(Name, Action, SourceAction)
+//   Name          the operation's AWS name (Op::k<Name>; handler `OpResult
+//                 <Name>(OpContext&)`, defined in ops/*.cc; "Name" in logs)
+//   Action        the IAM action the request needs on its bucket or object, as
+//                 in AWS's "Actions defined by Amazon S3" (several operations
+//                 share one: HeadObject is s3:GetObject, the multipart writes
+//                 s3:PutObject); strata:Admin is strata's own
+//   SourceAction  the action also needed on the copy source (x-amz-copy-source), or ""
+//
+// As at AWS, some requests need more than their row: DeleteObjects needs
+// s3:DeleteObject on each key it names; GetObjectAttributes needs s3:GetObject
+// as well; PutObject, CopyObject, CreateMultipartUpload and PostObject with
+// tags (x-amz-tagging, a tagging field) also need s3:PutObjectTagging. Policy
+// evaluation adds those.
+#define STRATA_S3_OPERATIONS(X)                                \
+  X(ListBuckets, "s3:ListAllMyBuckets", "")                    \
+  X(CreateBucket, "s3:CreateBucket", "")                       \
+  X(DeleteBucket, "s3:DeleteBucket", "")                       \
+  X(HeadBucket, "s3:ListBucket", "")                           \
+  X(GetBucketLocation, "s3:GetBucketLocation", "")             \
+  X(ListObjectsV1, "s3:ListBucket", "")                        \
+  X(ListObjectsV2, "s3:ListBucket", "")                        \
+  X(DeleteObjects, "s3:DeleteObject", "")                      \
+  X(PutObject, "s3:PutObject", "")                             \
+  X(GetObject, "s3:GetObject", "")                             \
+  X(HeadObject, "s3:GetObject", "")                            \
+  X(DeleteObject, "s3:DeleteObject", "")                       \
+  X(CopyObject, "s3:PutObject", "s3:GetObject")                \
+  X(CreateMultipartUpload, "s3:PutObject", "")                 \
+  X(UploadPart, "s3:PutObject", "")                            \
+  X(UploadPartCopy, "s3:PutObject", "s3:GetObject")            \
+  X(CompleteMultipartUpload, "s3:PutObject", "")               \
+  X(AbortMultipartUpload, "s3:AbortMultipartUpload", "")       \
+  X(ListParts, "s3:ListMultipartUploadParts", "")              \
+  X(ListMultipartUploads, "s3:ListBucketMultipartUploads", "") \
+  X(PutObjectTagging, "s3:PutObjectTagging", "")               \
+  X(GetObjectTagging, "s3:GetObjectTagging", "")               \
+  X(DeleteObjectTagging, "s3:DeleteObjectTagging", "")         \
+  X(PutBucketTagging, "s3:PutBucketTagging", "")               \
+  X(GetBucketTagging, "s3:GetBucketTagging", "")               \
+  X(DeleteBucketTagging, "s3:PutBucketTagging", "")            \
+  X(GetObjectAttributes, "s3:GetObjectAttributes", "")         \
+  X(PostObject, "s3:PutObject", "")                            \
+  X(Admin, "strata:Admin", "") /* /_strata/admin/<action> (key = action) */
+
 enum class Op {
-  kListBuckets,
-  kCreateBucket,
-  kDeleteBucket,
-  kHeadBucket,
-  kGetBucketLocation,
-  kListObjectsV1,
-  kListObjectsV2,
-  kDeleteObjects,
-  kPutObject,
-  kGetObject,
-  kHeadObject,
-  kDeleteObject,
-  kCopyObject,
-  kCreateMultipartUpload,
-  kUploadPart,
-  kUploadPartCopy,
-  kCompleteMultipartUpload,
-  kAbortMultipartUpload,
-  kListParts,
-  kListMultipartUploads,
-  kPutObjectTagging,
-  kGetObjectTagging,
-  kDeleteObjectTagging,
-  kPutBucketTagging,
-  kGetBucketTagging,
-  kDeleteBucketTagging,
-  kGetObjectAttributes,
-  kPostObject,
-  kAdmin,  // strata's own admin API: /_strata/admin/<action> (key = action)
+#define STRATA_S3_OP_ENUM(name, action, source_action) k##name,
+  STRATA_S3_OPERATIONS(STRATA_S3_OP_ENUM)
+#undef STRATA_S3_OP_ENUM
 };
+
+// The operation's name ("GetObject").
+std::string_view OpName(Op op);
+// The IAM action a request for `op` needs ("s3:GetObject").
+std::string_view RequiredAction(Op op);
+// The action also needed on the copy source; "" for operations without one.
+std::string_view CopySourceAction(Op op);
 
 struct Route {
   Op op;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 namespace strata::s3 {
 namespace {
 
@@ -131,6 +134,37 @@ TEST(Router, KvBucketNamesAreReservedForCreation) {
   // Names merely containing "kv-" are ordinary.
   EXPECT_EQ(Ok(Req("PUT", "/my-kv-bucket")).op, Op::kCreateBucket);
   EXPECT_EQ(Ok(Req("PUT", "/kvstore")).op, Op::kCreateBucket);
+}
+
+// The operation table: every row has a name and an IAM action, names are
+// unique, and the actions are AWS's where AWS has the operation.
+TEST(Router, OperationTable) {
+  std::vector<Op> ops = {
+#define STRATA_S3_OP_LIST(name, action, source_action) Op::k##name,
+      STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
+#undef STRATA_S3_OP_LIST
+  };
+  EXPECT_EQ(ops.size(), 29u);
+  std::set<std::string_view> names;
+  for (Op op : ops) {
+    EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
+    std::string_view action = RequiredAction(op);
+    EXPECT_TRUE(action.starts_with("s3:") || op == Op::kAdmin) << OpName(op) << " " << action;
+  }
+  EXPECT_EQ(OpName(Op::kGetObject), "GetObject");
+  EXPECT_EQ(OpName(Op::kUploadPartCopy), "UploadPartCopy");
+  EXPECT_EQ(RequiredAction(Op::kListBuckets), "s3:ListAllMyBuckets");
+  EXPECT_EQ(RequiredAction(Op::kHeadBucket), "s3:ListBucket");
+  EXPECT_EQ(RequiredAction(Op::kListObjectsV2), "s3:ListBucket");
+  EXPECT_EQ(RequiredAction(Op::kHeadObject), "s3:GetObject");
+  EXPECT_EQ(RequiredAction(Op::kCompleteMultipartUpload), "s3:PutObject");
+  EXPECT_EQ(RequiredAction(Op::kListParts), "s3:ListMultipartUploadParts");
+  EXPECT_EQ(RequiredAction(Op::kListMultipartUploads), "s3:ListBucketMultipartUploads");
+  EXPECT_EQ(RequiredAction(Op::kAbortMultipartUpload), "s3:AbortMultipartUpload");
+  EXPECT_EQ(RequiredAction(Op::kAdmin), "strata:Admin");
+  EXPECT_EQ(CopySourceAction(Op::kCopyObject), "s3:GetObject");
+  EXPECT_EQ(CopySourceAction(Op::kUploadPartCopy), "s3:GetObject");
+  EXPECT_EQ(CopySourceAction(Op::kPutObject), "");
 }
 
 }  // namespace

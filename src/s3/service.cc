@@ -47,41 +47,6 @@ auth::VerifierOptions VerifierOptionsOf(const ServiceConfig& config) {
   return options;
 }
 
-OpResult Dispatch(OpContext& ctx) {
-  switch (ctx.route.op) {
-    case Op::kListBuckets: return ListBuckets(ctx);
-    case Op::kCreateBucket: return CreateBucket(ctx);
-    case Op::kDeleteBucket: return DeleteBucket(ctx);
-    case Op::kHeadBucket: return HeadBucket(ctx);
-    case Op::kGetBucketLocation: return GetBucketLocation(ctx);
-    case Op::kListObjectsV1: return ListObjects(ctx, false);
-    case Op::kListObjectsV2: return ListObjects(ctx, true);
-    case Op::kDeleteObjects: return DeleteObjects(ctx);
-    case Op::kPutObject: return PutObject(ctx);
-    case Op::kGetObject: return GetObject(ctx, false);
-    case Op::kHeadObject: return GetObject(ctx, true);
-    case Op::kDeleteObject: return DeleteObject(ctx);
-    case Op::kCopyObject: return CopyObject(ctx);
-    case Op::kCreateMultipartUpload: return CreateMultipartUpload(ctx);
-    case Op::kUploadPart: return UploadPart(ctx, false);
-    case Op::kUploadPartCopy: return UploadPart(ctx, true);
-    case Op::kCompleteMultipartUpload: return CompleteMultipartUpload(ctx);
-    case Op::kAbortMultipartUpload: return AbortMultipartUpload(ctx);
-    case Op::kListParts: return ListParts(ctx);
-    case Op::kListMultipartUploads: return ListMultipartUploads(ctx);
-    case Op::kPutObjectTagging: return PutObjectTagging(ctx);
-    case Op::kGetObjectTagging: return GetObjectTagging(ctx);
-    case Op::kDeleteObjectTagging: return DeleteObjectTagging(ctx);
-    case Op::kPutBucketTagging: return PutBucketTagging(ctx);
-    case Op::kGetBucketTagging: return GetBucketTagging(ctx);
-    case Op::kDeleteBucketTagging: return DeleteBucketTagging(ctx);
-    case Op::kGetObjectAttributes: return GetObjectAttributes(ctx);
-    case Op::kPostObject: return PostObject(ctx);
-    case Op::kAdmin: return Admin(ctx);
-  }
-  return MakeError(ErrorCode::kNotImplemented);
-}
-
 }  // namespace
 
 Service::Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config)

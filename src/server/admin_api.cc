@@ -1,40 +1,31 @@
 #include "server/admin_api.h"
 
-#include <cstdio>
+#include "server/admin_wire.h"
 
 namespace strata::server {
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out + "\"";
-}
-
 namespace {
+
 std::pair<int, std::string> JsonError(int status, std::string_view message) {
-  return {status, "{\"error\":" + JsonString(message) + "}"};
+  return {status, admin::Encode(admin::ErrorReply{std::string(message)})};
 }
 
-const char* StateName(storage::DriveState s) {
+// TODO(storage): use the storage module's name of a drive state once it is
+// public (erasure_store.cc has its own copy of this table).
+std::string DriveStateName(storage::DriveState s) {
   switch (s) {
-    case storage::DriveState::kOnline: return "online";
-    case storage::DriveState::kMissing: return "missing";
-    case storage::DriveState::kUnformatted: return "unformatted";
-    case storage::DriveState::kFaulty: return "faulty";
+    case storage::DriveState::kOnline:
+      return "online";
+    case storage::DriveState::kMissing:
+      return "missing";
+    case storage::DriveState::kUnformatted:
+      return "unformatted";
+    case storage::DriveState::kFaulty:
+      return "faulty";
   }
   return "unknown";
 }
+
 }  // namespace
 
 std::pair<int, std::string> ServerAdminApi::Handle(
@@ -63,45 +54,39 @@ std::pair<int, std::string> ServerAdminApi::Handle(
 }
 
 std::pair<int, std::string> ServerAdminApi::Drives() {
+  admin::DrivesReply reply;
   if (!store_) {
-    return {200, "{\"layout\":\"single directory (no erasure coding)\",\"drives\":[]}"};
+    reply.layout = "single directory (no erasure coding)";
+    return {200, admin::Encode(reply)};
   }
-  std::string out = "{\"k\":" + std::to_string(store_->k()) + ",\"m\":" +
-                    std::to_string(store_->m()) + ",\"drives\":[";
-  bool first = true;
+  reply.erasure_coded = true;
+  reply.k = store_->k();
+  reply.m = store_->m();
   for (const storage::DriveInfo& d : store_->Drives()) {
-    if (!first) out += ",";
-    first = false;
-    out += "{\"position\":" + std::to_string(d.position) + ",\"path\":" + JsonString(d.path) +
-           ",\"state\":\"" + StateName(d.state) + "\",\"detail\":" + JsonString(d.detail) +
-           ",\"shard_files\":" + std::to_string(d.shard_files) + "}";
+    reply.drives.push_back({d.position, d.path, DriveStateName(d.state), d.detail, d.shard_files});
   }
-  return {200, out + "]}"};
+  return {200, admin::Encode(reply)};
 }
 
 std::pair<int, std::string> ServerAdminApi::HealObject(const std::string& bucket,
-                                                        const std::string& key) {
+                                                       const std::string& key) {
   auto rec = engine_->HeadObject(bucket, key);
   if (!rec.ok()) {
     return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
   }
-  int rebuilt = 0;
-  bool unrecoverable = false;
-  std::string errors;
+  admin::HealReply reply;
   if (store_) {
     for (const std::string& id : rec->DataFiles()) {
       auto r = store_->Heal(id);
       if (!r.ok()) {
-        errors += (errors.empty() ? "" : "; ") + id + ": " + r.status().ToString();
+        reply.errors += (reply.errors.empty() ? "" : "; ") + id + ": " + r.status().ToString();
         continue;
       }
-      rebuilt += r->shards_rebuilt;
-      unrecoverable |= r->unrecoverable;
+      reply.shards_rebuilt += static_cast<uint64_t>(r->shards_rebuilt);
+      reply.unrecoverable |= r->unrecoverable;
     }
   }
-  return {200, "{\"shards_rebuilt\":" + std::to_string(rebuilt) +
-                   ",\"unrecoverable\":" + (unrecoverable ? "true" : "false") +
-                   ",\"errors\":" + JsonString(errors) + "}"};
+  return {200, admin::Encode(reply)};
 }
 
 // The bucket's marker (what rebuild-index restores empty buckets from).
@@ -110,26 +95,34 @@ std::pair<int, std::string> ServerAdminApi::HealBucket(const std::string& bucket
   if (!rec.ok()) {
     return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
   }
-  if (!store_) return {200, "{\"shards_rebuilt\":0,\"unrecoverable\":false,\"errors\":\"\"}"};
-  auto r = store_->Heal(object::ObjectEngine::BucketMarkerId(bucket));
-  if (!r.ok()) {
-    return {200, "{\"shards_rebuilt\":0,\"unrecoverable\":false,\"errors\":" +
-                     JsonString(r.status().ToString()) + "}"};
+  admin::HealReply reply;
+  if (store_) {
+    auto r = store_->Heal(object::ObjectEngine::BucketMarkerId(bucket));
+    if (!r.ok()) {
+      reply.errors = r.status().ToString();
+    } else {
+      reply.shards_rebuilt = static_cast<uint64_t>(r->shards_rebuilt);
+      reply.unrecoverable = r->unrecoverable;
+    }
   }
-  return {200, "{\"shards_rebuilt\":" + std::to_string(r->shards_rebuilt) +
-                   ",\"unrecoverable\":" + (r->unrecoverable ? "true" : "false") +
-                   ",\"errors\":\"\"}"};
+  return {200, admin::Encode(reply)};
 }
 
 std::pair<int, std::string> ServerAdminApi::HealStatus() {
-  if (!healer_) return {200, "{\"healer\":\"none (single directory)\"}"};
+  admin::HealStatusReply reply;
+  if (!healer_) {
+    reply.healer = "none (single directory)";
+    return {200, admin::Encode(reply)};
+  }
   storage::HealerStats s = healer_->stats();
-  return {200, "{\"queued\":" + std::to_string(s.queued) +
-                   ",\"healed_from_queue\":" + std::to_string(s.healed_from_queue) +
-                   ",\"scrubbed\":" + std::to_string(s.scrubbed) +
-                   ",\"shards_rebuilt\":" + std::to_string(s.shards_rebuilt) +
-                   ",\"unrecoverable\":" + std::to_string(s.unrecoverable) +
-                   ",\"scrub_passes\":" + std::to_string(s.scrub_passes) + "}"};
+  reply.has_healer = true;
+  reply.queued = s.queued;
+  reply.healed_from_queue = s.healed_from_queue;
+  reply.scrubbed = s.scrubbed;
+  reply.shards_rebuilt = s.shards_rebuilt;
+  reply.unrecoverable = s.unrecoverable;
+  reply.scrub_passes = s.scrub_passes;
+  return {200, admin::Encode(reply)};
 }
 
 }  // namespace strata::server

@@ -1,4 +1,5 @@
-// The server's implementation of s3::AdminApi (/_strata/admin/<action>):
+// The server's implementation of s3::AdminApi (/_strata/admin/<action>; the
+// documents: admin_wire.h, docs/admin-api.md):
 //   GET  drives                      drive states of the pool (JSON)
 //   POST heal-object?bucket=&key=    verify every shard of one object, rebuild what is bad
 //   POST heal-bucket?bucket=         the same for the bucket's marker
@@ -33,8 +34,5 @@ class ServerAdminApi : public s3::AdminApi {
   storage::ErasureDataStore* store_;
   storage::Healer* healer_;
 };
-
-// JSON string literal (quotes and escapes).
-std::string JsonString(std::string_view s);
 
 }  // namespace strata::server

@@ -1,13 +1,17 @@
 // `strata admin drives|heal`: clients of a running server's admin API
-// (/_strata/admin/..., SigV4-signed with the root credentials).
+// (/_strata/admin/..., SigV4-signed with the root credentials; docs/admin-api.md).
 #pragma once
 
 #include <string>
-#include <vector>
+
+#include "server/config.h"
 
 namespace strata::server {
 
-int AdminDrivesCommand(const std::vector<std::string>& args);
-int AdminHealCommand(const std::vector<std::string>& args);
+// Prints the drive table; 0 when every drive is online, 1 otherwise or on failure.
+int RunAdminDrives(const AdminOptions& admin);
+// Heals `bucket` (every bucket when empty) under `prefix`, with progress on
+// stderr and a summary on stdout; 0 when nothing was unrecoverable or failed.
+int RunAdminHeal(const AdminOptions& admin, const std::string& bucket, const std::string& prefix);
 
 }  // namespace strata::server

@@ -4,13 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
+#include <optional>
 #include <string_view>
 
+#include "common/cli11.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 
@@ -18,130 +17,246 @@ namespace strata::server {
 
 namespace {
 
-// A whole decimal number in [lo, hi].
-bool ParseInt(const std::string& text, long lo, long hi, int* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
-  *out = static_cast<int>(v);
-  return true;
+using cli::WholeNumber;
+
+constexpr char kCredentialsText[] =
+    "Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD (a secret of at\n"
+    "least 16 characters), or are generated on first start and kept in DIR/root-credentials.\n";
+
+[[noreturn]] void Invalid(const std::string& flag, const std::string& message) {
+  throw CLI::ValidationError(flag, message);
+}
+
+// "HOST:PORT" (HOST may be empty: every address; "[v6]" loses its brackets).
+void SplitHostPort(const std::string& flag, const std::string& text, std::string* host, int* port) {
+  size_t colon = text.rfind(':');
+  std::optional<int64_t> p;
+  if (colon != std::string::npos) p = cli::ParseWholeNumber(text.substr(colon + 1));
+  if (!p || *p > 65535)
+    Invalid(flag, "needs HOST:PORT with a port from 0 to 65535, got '" + text + "'");
+  *host = text.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  *port = static_cast<int>(*p);
+}
+
+// An integer flag: a whole decimal number in [lo, hi]; the default shown in --help.
+void AddNumber(CLI::App& app, const std::string& flag, int& slot, int64_t lo, int64_t hi,
+               const std::string& type, const std::string& description) {
+  app.add_option(flag, slot, description)
+      ->type_name(type)
+      ->transform(WholeNumber(lo, hi))
+      ->capture_default_str();
+}
+
+// --data, --drives, --ec: where the data is (the server and rebuild-index).
+void AddStorageOptions(CLI::App& app, Config& c) {
+  app.add_option("--data", c.data_dir, "data directory (with --drives: the metadata only)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--drives",
+         [&c](const std::string& v) {
+           c.drives.clear();
+           size_t pos = 0;
+           while (true) {
+             size_t comma = v.find(',', pos);
+             std::string d = v.substr(pos, comma == std::string::npos ? comma : comma - pos);
+             if (d.empty()) Invalid("--drives", "has an empty entry: '" + v + "'");
+             c.drives.push_back(d);
+             if (comma == std::string::npos) break;
+             pos = comma + 1;
+           }
+         },
+         "erasure-code object data over these drives (directories or mount points)")
+      ->type_name("D1,...,DN");
+  app.add_option_function<std::string>(
+         "--ec",
+         [&c](const std::string& v) {
+           size_t plus = v.find('+');
+           std::optional<int64_t> k, m;
+           if (plus != std::string::npos) {
+             k = cli::ParseWholeNumber(v.substr(0, plus));
+             m = cli::ParseWholeNumber(v.substr(plus + 1));
+           }
+           if (!k || !m || *k < 1 || *k > 255 || *m > 255) {
+             Invalid("--ec", "needs K+M with K >= 1 and M >= 0, e.g. 4+2, got '" + v + "'");
+           }
+           c.ec_k = static_cast<int>(*k);
+           c.ec_m = static_cast<int>(*m);
+         },
+         "data+parity shards with --drives (default: 4 drives 2+2, 6 drives 4+2, 12 drives 8+4)")
+      ->type_name("K+M");
+}
+
+void AddServerOptions(CLI::App& app, Config& c) {
+  app.add_option_function<std::string>(
+         "--listen",
+         [&c](const std::string& v) {
+           SplitHostPort("--listen", v, &c.listen_host, &c.listen_port);
+         },
+         "S3 listener address")
+      ->type_name("HOST:PORT")
+      ->default_str(c.listen_host + ":" + std::to_string(c.listen_port));
+  AddStorageOptions(app, c);
+  app.add_option("--domain", c.domain,
+                 "enable virtual-host addressing (BUCKET.DOMAIN); path style always works")
+      ->type_name("DOMAIN");
+  app.add_option("--region", c.region, "the region requests are signed for")
+      ->type_name("REGION")
+      ->capture_default_str();
+  AddNumber(app, "--workers", c.workers, 1, 65536, "N", "S3 request worker threads");
+  app.add_option_function<std::string>(
+         "--sigv2", [&c](const std::string& v) { c.sigv2 = v == "on"; },
+         "accept AWS Signature Version 2 requests (off: 400 InvalidRequest)")
+      ->type_name("on|off")
+      ->check(CLI::IsMember({"on", "off"}).description(""))
+      ->default_str("on");
+  AddNumber(app, "--max-connections", c.max_connections, 1, 1'000'000'000, "N",
+            "open S3 connections; one more is answered 503 SlowDown");
+  AddNumber(app, "--idle-timeout-s", c.idle_timeout_s, 1, 1'000'000'000, "S",
+            "close idle keep-alive connections after");
+  AddNumber(app, "--header-timeout-s", c.header_timeout_s, 1, 1'000'000'000, "S",
+            "a request head must arrive within");
+  AddNumber(app, "--min-body-rate", c.min_body_bytes_per_s, 0, 1'000'000'000, "BYTES_PER_S",
+            "bodies slower than this after a 10 s grace are cut (0: no minimum)");
+  AddNumber(app, "--scrub-interval-s", c.scrub_interval_s, 0, 1'000'000'000, "S",
+            "with --drives: seconds between scrubber passes (0: no scrubbing)");
+  AddNumber(app, "--checkpoint-interval-s", c.checkpoint_interval_s, 0, 1'000'000'000, "S",
+            "with --drives: seconds between metadata checkpoints onto the drives (0: none)");
+  app.add_option_function<std::string>(
+         "--kv-listen",
+         [&c](const std::string& v) {
+           c.kv_listen_explicit = true;
+           c.kv_listen_port = -1;
+           if (v != "off") SplitHostPort("--kv-listen", v, &c.kv_listen_host, &c.kv_listen_port);
+         },
+         "KV-cache listener address, or off (failing to listen on the default only logs)")
+      ->type_name("HOST:PORT|off")
+      ->default_str(c.kv_listen_host + ":" + std::to_string(c.kv_listen_port));
+  AddNumber(app, "--kv-workers", c.kv_workers, 1, 4096, "N", "KV request worker threads");
+  AddNumber(app, "--kv-max-connections", c.kv_max_connections, 1, 1'000'000, "N",
+            "open KV connections");
+  AddNumber(app, "--kv-max-connections-per-ip", c.kv_max_connections_per_ip, 1, 1'000'000, "N",
+            "open KV connections from one address");
+  AddNumber(app, "--kv-idle-timeout-s", c.kv_idle_timeout_s, 0, 7 * 24 * 3600, "S",
+            "close authenticated KV connections idle for this long (0: never)");
+  app.add_option("--kv-default-quota", c.kv_default_quota_bytes,
+                 "bytes per KV namespace when a client names no quota (0: none)")
+      ->type_name("BYTES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option_function<uint64_t>(
+         "--kv-max-bytes",
+         [&c](uint64_t v) {
+           c.kv_max_bytes = v;
+           c.kv_max_bytes_explicit = true;
+         },
+         "the whole KV tier's cap; PUTs past it get TOO_LARGE (0: none; default: half the "
+         "data store's capacity)")
+      ->type_name("BYTES");
+  app.footer(std::string("\n") + kCredentialsText);
+}
+
+// "http://HOST:PORT" or "HOST:PORT" (port 9000 when absent).
+void ParseEndpoint(const std::string& url, AdminOptions* out) {
+  std::string rest = url;
+  if (rest.starts_with("http://")) {
+    rest = rest.substr(7);
+  } else if (rest.find("://") != std::string::npos) {
+    Invalid("--endpoint", "only http:// endpoints are supported, got '" + url + "'");
+  }
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || rest.back() == ']') rest += ":9000";
+  std::string host;
+  int port = 0;
+  SplitHostPort("--endpoint", rest, &host, &port);
+  if (host.empty() || port == 0) Invalid("--endpoint", "needs http://HOST:PORT, got '" + url + "'");
+  out->host = host;
+  out->port = static_cast<uint16_t>(port);
+}
+
+void AddAdminOptions(CLI::App& app, AdminOptions& a) {
+  app.add_option_function<std::string>(
+         "--endpoint", [&a](const std::string& v) { ParseEndpoint(v, &a); },
+         "the running server (root credentials from STRATA_ROOT_USER/STRATA_ROOT_PASSWORD, "
+         "else AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, else --data)")
+      ->type_name("URL")
+      ->default_str("http://" + a.host + ":" + std::to_string(a.port));
+  app.add_option("--data", a.data_dir, "the server's data directory (for DIR/root-credentials)")
+      ->type_name("DIR")
+      ->capture_default_str();
+}
+
+// Options given twice: the last one counts (scripts append overrides).
+void LastOneWins(CLI::App& app) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 }  // namespace
 
-std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args) {
-  Config c;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string* {
-      return i + 1 < args.size() ? &args[++i] : nullptr;
-    };
-    const std::string* v = nullptr;
-    if (a == "--listen") {
-      if (!(v = value())) return "--listen needs HOST:PORT";
-      size_t colon = v->rfind(':');
-      if (colon == std::string::npos) return "--listen needs HOST:PORT, got " + *v;
-      c.listen_host = v->substr(0, colon);
-      char* end = nullptr;
-      long port = std::strtol(v->c_str() + colon + 1, &end, 10);
-      if (*end != '\0' || port < 0 || port > 65535) return "bad port in --listen " + *v;
-      c.listen_port = static_cast<int>(port);
-    } else if (a == "--kv-listen") {
-      if (!(v = value())) return "--kv-listen needs HOST:PORT or off";
-      c.kv_listen_explicit = true;
-      c.kv_listen_port = -1;
-      if (*v == "off") continue;
-      size_t colon = v->rfind(':');
-      char* end = nullptr;
-      long port = colon == std::string::npos ? -1 : std::strtol(v->c_str() + colon + 1, &end, 10);
-      if (port < 0 || port > 65535 || *end != '\0') return "bad --kv-listen " + *v;
-      c.kv_listen_host = v->substr(0, colon);
-      c.kv_listen_port = static_cast<int>(port);
-    } else if (a == "--kv-workers") {
-      if (!(v = value()) || !ParseInt(*v, 1, 4096, &c.kv_workers)) {
-        return "--kv-workers needs a number from 1 to 4096";
-      }
-    } else if (a == "--kv-max-connections") {
-      if (!(v = value()) || !ParseInt(*v, 1, 1'000'000, &c.kv_max_connections)) {
-        return "--kv-max-connections needs a positive number";
-      }
-    } else if (a == "--kv-max-connections-per-ip") {
-      if (!(v = value()) || !ParseInt(*v, 1, 1'000'000, &c.kv_max_connections_per_ip)) {
-        return "--kv-max-connections-per-ip needs a positive number";
-      }
-    } else if (a == "--kv-idle-timeout-s") {
-      if (!(v = value()) || !ParseInt(*v, 0, 7 * 24 * 3600, &c.kv_idle_timeout_s)) {
-        return "--kv-idle-timeout-s needs seconds (0: none)";
-      }
-    } else if (a == "--kv-default-quota" || a == "--kv-max-bytes") {
-      char* end = nullptr;
-      errno = 0;
-      unsigned long long n = (v = value()) ? std::strtoull(v->c_str(), &end, 10) : 0;
-      if (!v || v->empty() || errno != 0 || *end != '\0' || v->front() == '-') {
-        return a + " needs a number of bytes (0: none)";
-      }
-      (a == "--kv-default-quota" ? c.kv_default_quota_bytes : c.kv_max_bytes) = n;
-      if (a == "--kv-max-bytes") c.kv_max_bytes_explicit = true;
-    } else if (a == "--data") {
-      if (!(v = value())) return "--data needs a directory";
-      c.data_dir = *v;
-    } else if (a == "--domain") {
-      if (!(v = value())) return "--domain needs a domain name";
-      c.domain = *v;
-    } else if (a == "--sigv2") {
-      if (!(v = value()) || (*v != "on" && *v != "off")) return "--sigv2 needs on or off";
-      c.sigv2 = *v == "on";
-    } else if (a == "--region") {
-      if (!(v = value())) return "--region needs a name";
-      c.region = *v;
-    } else if (a == "--workers") {
-      if (!(v = value()) || std::atoi(v->c_str()) <= 0) return "--workers needs a positive number";
-      c.workers = std::atoi(v->c_str());
-    } else if (a == "--max-connections" || a == "--idle-timeout-s" || a == "--header-timeout-s" ||
-               a == "--min-body-rate") {
-      char* end = nullptr;
-      long n = (v = value()) ? std::strtol(v->c_str(), &end, 10) : -1;
-      if (!v || *end != '\0' || n < 0 || n > 1000000000 || (n == 0 && a != "--min-body-rate")) {
-        return a + " needs a positive number";
-      }
-      int& slot = a == "--max-connections"  ? c.max_connections
-                  : a == "--idle-timeout-s" ? c.idle_timeout_s
-                  : a == "--header-timeout-s" ? c.header_timeout_s
-                                              : c.min_body_bytes_per_s;
-      slot = static_cast<int>(n);
-    } else if (a == "--drives") {
-      if (!(v = value()) || v->empty()) return "--drives needs d1,d2,...";
-      size_t pos = 0;
-      while (pos <= v->size()) {
-        size_t comma = v->find(',', pos);
-        std::string d = v->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (d.empty()) return "--drives has an empty entry: " + *v;
-        c.drives.push_back(d);
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
-    } else if (a == "--ec") {
-      if (!(v = value())) return "--ec needs K+M, e.g. 4+2";
-      int k = 0, m = 0;
-      char tail = 0;
-      if (std::sscanf(v->c_str(), "%d+%d%c", &k, &m, &tail) != 2 || k < 1 || m < 0) {
-        return "--ec needs K+M with K >= 1, M >= 0, got " + *v;
-      }
-      c.ec_k = k;
-      c.ec_m = m;
-    } else if (a == "--scrub-interval-s") {
-      if (!(v = value())) return "--scrub-interval-s needs seconds";
-      c.scrub_interval_s = std::atoi(v->c_str());
-    } else if (a == "--checkpoint-interval-s") {
-      if (!(v = value())) return "--checkpoint-interval-s needs seconds";
-      c.checkpoint_interval_s = std::atoi(v->c_str());
-    } else {
-      return "unknown option " + a;
-    }
+std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string>& args) {
+  CLI::App app("strata: an S3-compatible object store with a KV-cache tier", "strata");
+  app.require_subcommand(0, 1);
+
+  ServerCommand server;
+  CLI::App* server_cmd =
+      app.add_subcommand("server", "run the S3 server and the KV-cache listener");
+  LastOneWins(*server_cmd);
+  AddServerOptions(*server_cmd, server.config);
+
+  CLI::App* admin = app.add_subcommand("admin", "operate a server: drives, heal, rebuild-index");
+  admin->require_subcommand(0, 1);
+  AdminDrivesCommand drives;
+  CLI::App* drives_cmd = admin->add_subcommand("drives", "drive states of a running server");
+  LastOneWins(*drives_cmd);
+  AddAdminOptions(*drives_cmd, drives.admin);
+  AdminHealCommand heal;
+  std::string heal_target;
+  CLI::App* heal_cmd = admin->add_subcommand(
+      "heal", "verify and repair objects of a running server, with progress and a summary");
+  LastOneWins(*heal_cmd);
+  heal_cmd->add_option("target", heal_target, "what to heal (default: every bucket)")
+      ->type_name("BUCKET[/PREFIX]");
+  AddAdminOptions(*heal_cmd, heal.admin);
+  RebuildIndexCommand rebuild;
+  CLI::App* rebuild_cmd = admin->add_subcommand(
+      "rebuild-index", "recreate lost metadata from the drives (server stopped, DIR/meta absent)");
+  LastOneWins(*rebuild_cmd);
+  AddStorageOptions(*rebuild_cmd, rebuild.config);
+
+  if (auto e = cli::Parse(app, args)) return *e;
+  if (server_cmd->parsed()) return Command(server);
+  if (drives_cmd->parsed()) return Command(drives);
+  if (heal_cmd->parsed()) {
+    size_t slash = heal_target.find('/');
+    heal.bucket = heal_target.substr(0, slash);
+    if (slash != std::string::npos) heal.prefix = heal_target.substr(slash + 1);
+    return Command(heal);
   }
-  return c;
+  if (rebuild_cmd->parsed()) {
+    if (rebuild.config.drives.empty()) {
+      return cli::Usage(
+          "rebuild-index needs --drives (a single directory keeps small objects "
+          "only in the metadata)",
+          rebuild_cmd->help("strata admin"));
+    }
+    return Command(rebuild);
+  }
+  if (admin->parsed())
+    return cli::Usage("admin needs a command: drives, heal or rebuild-index",
+                      admin->help("strata"));
+  return cli::Usage("missing command: server or admin", app.help());
+}
+
+std::variant<Config, UsageError> ParseServerArgs(const std::vector<std::string>& args) {
+  std::vector<std::string> line = {"server"};
+  line.insert(line.end(), args.begin(), args.end());
+  auto parsed = ParseCommandLine(line);
+  if (auto* e = std::get_if<UsageError>(&parsed)) return *e;
+  return std::get<ServerCommand>(std::get<Command>(parsed)).config;
 }
 
 std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string& data_dir) {
@@ -172,7 +287,8 @@ std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string
   }
   RootCredentials c;
   c.access_key = "STRATA" + HexEncode(RandomBytes(7));
-  for (char& ch : c.access_key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (char& ch : c.access_key)
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   c.secret_key = Base64Encode(RandomBytes(30));
   c.generated = true;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -1,9 +1,13 @@
-// Command-line configuration of `strata server`.
+// The command line of `strata` (CLI11): `strata server` and its flags, the
+// admin commands, and the typed result main() dispatches on.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "common/cli.h"
 
 namespace strata::server {
 
@@ -48,8 +52,39 @@ struct Config {
 // SigV4 both rest on them; a short one falls to guessing).
 inline constexpr size_t kMinRootSecretChars = 16;
 
-// Parses argv after the "server" word; returns the config or an error text.
-std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>& args);
+using cli::UsageError;
+
+// Where `strata admin drives|heal` finds the server and its credentials.
+struct AdminOptions {
+  std::string host = "127.0.0.1";  // --endpoint http://HOST:PORT
+  uint16_t port = 9000;
+  std::string data_dir = "./data";  // --data: DIR/root-credentials when the environment has none
+};
+
+// The commands, each with what its flags say.
+struct ServerCommand {  // strata server
+  Config config;
+};
+struct RebuildIndexCommand {  // strata admin rebuild-index: drives, ec, data_dir
+  Config config;
+};
+struct AdminDrivesCommand {  // strata admin drives
+  AdminOptions admin;
+};
+struct AdminHealCommand {  // strata admin heal [BUCKET[/PREFIX]]
+  AdminOptions admin;
+  std::string bucket;  // empty: every bucket
+  std::string prefix;  // empty: the whole bucket, its marker included
+};
+using Command =
+    std::variant<ServerCommand, RebuildIndexCommand, AdminDrivesCommand, AdminHealCommand>;
+
+// Parses argv after the program name. --help anywhere gives kHelp with that
+// command's help; a bad line gives kUsage naming the flag and what it needs.
+std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string>& args);
+
+// The flags of `strata server` alone (argv after the "server" word).
+std::variant<Config, UsageError> ParseServerArgs(const std::vector<std::string>& args);
 
 struct RootCredentials {
   std::string access_key;

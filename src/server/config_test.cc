@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace strata::server {
 namespace {
@@ -79,24 +80,286 @@ TEST(ServerConfig, ShortRootSecretIsRefused) {
   ::rmdir(dir.c_str());
 }
 
-TEST(ServerConfig, KvConnectionFlags) {
-  auto parsed = ParseServerArgs({"--kv-max-connections", "100", "--kv-max-connections-per-ip", "10",
-                                 "--kv-workers", "8", "--kv-idle-timeout-s", "0"});
-  ASSERT_TRUE(std::holds_alternative<Config>(parsed)) << std::get<std::string>(parsed);
-  const Config& c = std::get<Config>(parsed);
+Config Parsed(const std::vector<std::string>& args) {
+  auto r = ParseServerArgs(args);
+  EXPECT_TRUE(std::holds_alternative<Config>(r))
+      << (std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r).message : "");
+  return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
+}
+
+// The usage error's message (fails the test when the line parsed).
+std::string Refused(const std::vector<std::string>& args) {
+  auto r = ParseServerArgs(args);
+  EXPECT_TRUE(std::holds_alternative<UsageError>(r)) << (args.empty() ? "" : args[0]);
+  if (!std::holds_alternative<UsageError>(r)) return "";
+  const UsageError& e = std::get<UsageError>(r);
+  EXPECT_EQ(e.kind, UsageError::Kind::kUsage);
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_NE(e.help.find("--listen"), std::string::npos);  // the server's help comes along
+  return e.message;
+}
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+TEST(ServerConfig, Defaults) {
+  Config c = Parsed({});
+  Config d;
+  EXPECT_EQ(c.listen_host, "127.0.0.1");
+  EXPECT_EQ(c.listen_port, 9000);
+  EXPECT_EQ(c.data_dir, "./data");
+  EXPECT_EQ(c.domain, "");
+  EXPECT_EQ(c.region, "us-east-1");
+  EXPECT_TRUE(c.sigv2);
+  EXPECT_EQ(c.workers, 64);
+  EXPECT_EQ(c.max_connections, 8192);
+  EXPECT_EQ(c.idle_timeout_s, 60);
+  EXPECT_EQ(c.header_timeout_s, 20);
+  EXPECT_EQ(c.min_body_bytes_per_s, 4096);
+  EXPECT_TRUE(c.drives.empty());
+  EXPECT_EQ(c.ec_k, 0);
+  EXPECT_EQ(c.ec_m, -1);
+  EXPECT_EQ(c.scrub_interval_s, 24 * 3600);
+  EXPECT_EQ(c.checkpoint_interval_s, 600);
+  EXPECT_EQ(c.kv_listen_host, "127.0.0.1");
+  EXPECT_EQ(c.kv_listen_port, 9100);
+  EXPECT_FALSE(c.kv_listen_explicit);
+  EXPECT_EQ(c.kv_workers, 32);
+  EXPECT_EQ(c.kv_max_connections, 4096);
+  EXPECT_EQ(c.kv_max_connections_per_ip, 512);
+  EXPECT_EQ(c.kv_idle_timeout_s, 300);
+  EXPECT_EQ(d.workers, c.workers);
+}
+
+TEST(ServerConfig, EveryFlag) {
+  Config c = Parsed({"--listen",
+                     "0.0.0.0:9001",
+                     "--data",
+                     "/srv/meta",
+                     "--domain",
+                     "s3.example.com",
+                     "--region",
+                     "eu-west-1",
+                     "--workers",
+                     "8",
+                     "--sigv2",
+                     "off",
+                     "--max-connections",
+                     "40",
+                     "--idle-timeout-s",
+                     "2",
+                     "--header-timeout-s",
+                     "3",
+                     "--min-body-rate",
+                     "0",
+                     "--drives",
+                     "/d1,/d2,/d3,/d4,/d5,/d6",
+                     "--ec",
+                     "4+2",
+                     "--scrub-interval-s",
+                     "0",
+                     "--checkpoint-interval-s",
+                     "30",
+                     "--kv-listen",
+                     "127.0.0.1:0",
+                     "--kv-workers",
+                     "4",
+                     "--kv-max-connections",
+                     "100",
+                     "--kv-max-connections-per-ip",
+                     "10",
+                     "--kv-idle-timeout-s",
+                     "0"});
+  EXPECT_EQ(c.listen_host, "0.0.0.0");
+  EXPECT_EQ(c.listen_port, 9001);
+  EXPECT_EQ(c.data_dir, "/srv/meta");
+  EXPECT_EQ(c.domain, "s3.example.com");
+  EXPECT_EQ(c.region, "eu-west-1");
+  EXPECT_EQ(c.workers, 8);
+  EXPECT_FALSE(c.sigv2);
+  EXPECT_EQ(c.max_connections, 40);
+  EXPECT_EQ(c.idle_timeout_s, 2);
+  EXPECT_EQ(c.header_timeout_s, 3);
+  EXPECT_EQ(c.min_body_bytes_per_s, 0);
+  EXPECT_EQ(c.drives, (std::vector<std::string>{"/d1", "/d2", "/d3", "/d4", "/d5", "/d6"}));
+  EXPECT_EQ(c.ec_k, 4);
+  EXPECT_EQ(c.ec_m, 2);
+  EXPECT_EQ(c.scrub_interval_s, 0);
+  EXPECT_EQ(c.checkpoint_interval_s, 30);
+  EXPECT_EQ(c.kv_listen_host, "127.0.0.1");
+  EXPECT_EQ(c.kv_listen_port, 0);
+  EXPECT_TRUE(c.kv_listen_explicit);
+  EXPECT_EQ(c.kv_workers, 4);
   EXPECT_EQ(c.kv_max_connections, 100);
   EXPECT_EQ(c.kv_max_connections_per_ip, 10);
-  EXPECT_EQ(c.kv_workers, 8);
   EXPECT_EQ(c.kv_idle_timeout_s, 0);
-  Config defaults = std::get<Config>(ParseServerArgs({}));
-  EXPECT_EQ(defaults.kv_max_connections, 4096);
-  EXPECT_EQ(defaults.kv_max_connections_per_ip, 512);
-  for (std::vector<std::string> bad : {std::vector<std::string>{"--kv-max-connections", "0"},
-                                       {"--kv-max-connections", "12x"},
-                                       {"--kv-max-connections-per-ip"},
-                                       {"--kv-workers", "-1"}}) {
-    EXPECT_TRUE(std::holds_alternative<std::string>(ParseServerArgs(bad))) << bad[0];
+}
+
+TEST(ServerConfig, FlagForms) {
+  // --flag=value, the last of a repeated flag, IPv6 and empty hosts, --kv-listen off.
+  Config c = Parsed({"--workers=12", "--region", "a", "--region", "b", "--listen", "[::1]:9002",
+                     "--kv-listen", ":9101", "--sigv2", "on", "--ec", "8+0"});
+  EXPECT_EQ(c.workers, 12);
+  EXPECT_EQ(c.region, "b");
+  EXPECT_EQ(c.listen_host, "::1");
+  EXPECT_EQ(c.listen_port, 9002);
+  EXPECT_EQ(c.kv_listen_host, "");
+  EXPECT_EQ(c.kv_listen_port, 9101);
+  EXPECT_TRUE(c.sigv2);
+  EXPECT_EQ(c.ec_k, 8);
+  EXPECT_EQ(c.ec_m, 0);
+  Config off = Parsed({"--kv-listen", "off"});
+  EXPECT_EQ(off.kv_listen_port, -1);
+  EXPECT_TRUE(off.kv_listen_explicit);
+  // Leading zeros are decimal (CLI11 alone would read "010" as octal).
+  EXPECT_EQ(Parsed({"--workers", "010"}).workers, 10);
+}
+
+TEST(ServerConfig, BadValues) {
+  EXPECT_CONTAINS(Refused({"--listen", "9000"}), "--listen: needs HOST:PORT");
+  EXPECT_CONTAINS(Refused({"--listen", "h:70000"}), "--listen");
+  EXPECT_CONTAINS(Refused({"--listen", "h:x"}), "--listen");
+  EXPECT_CONTAINS(Refused({"--kv-listen", "nowhere"}), "--kv-listen");
+  EXPECT_CONTAINS(Refused({"--workers", "0"}), "--workers");
+  EXPECT_CONTAINS(Refused({"--workers", "12x"}), "needs a whole number from 1 to 65536, got '12x'");
+  EXPECT_CONTAINS(Refused({"--workers", "0x10"}), "--workers");
+  EXPECT_CONTAINS(Refused({"--workers", "-1"}), "--workers");
+  EXPECT_CONTAINS(Refused({"--kv-workers", "4097"}), "--kv-workers");
+  EXPECT_CONTAINS(Refused({"--kv-max-connections", "0"}), "--kv-max-connections");
+  EXPECT_CONTAINS(Refused({"--kv-max-connections-per-ip", "1e3"}), "--kv-max-connections-per-ip");
+  EXPECT_CONTAINS(Refused({"--kv-idle-timeout-s", "604801"}), "--kv-idle-timeout-s");
+  EXPECT_CONTAINS(Refused({"--max-connections", "0"}), "--max-connections");
+  EXPECT_CONTAINS(Refused({"--idle-timeout-s", "0"}), "--idle-timeout-s");
+  EXPECT_CONTAINS(Refused({"--header-timeout-s", ""}), "--header-timeout-s");
+  EXPECT_CONTAINS(Refused({"--min-body-rate", "fast"}), "--min-body-rate");
+  EXPECT_CONTAINS(Refused({"--scrub-interval-s", "daily"}), "--scrub-interval-s");
+  EXPECT_CONTAINS(Refused({"--checkpoint-interval-s", "-5"}), "--checkpoint-interval-s");
+  EXPECT_CONTAINS(Refused({"--sigv2", "yes"}), "--sigv2");
+  EXPECT_CONTAINS(Refused({"--ec", "4"}), "--ec: needs K+M");
+  EXPECT_CONTAINS(Refused({"--ec", "0+2"}), "--ec");
+  EXPECT_CONTAINS(Refused({"--ec", "4+2x"}), "--ec");
+  EXPECT_CONTAINS(Refused({"--drives", "/a,,/b"}), "--drives: has an empty entry");
+  EXPECT_CONTAINS(Refused({"--drives", ""}), "--drives");
+  // A flag without its value.
+  EXPECT_CONTAINS(Refused({"--data"}), "--data");
+  EXPECT_CONTAINS(Refused({"--kv-max-connections-per-ip"}), "--kv-max-connections-per-ip");
+}
+
+TEST(ServerConfig, UnknownFlagsAndWords) {
+  EXPECT_CONTAINS(Refused({"--no-such-flag"}), "--no-such-flag");
+  EXPECT_CONTAINS(Refused({"--listen", "127.0.0.1:1", "stray"}), "stray");
+}
+
+TEST(ServerConfig, Help) {
+  for (std::vector<std::string> line :
+       {std::vector<std::string>{"--help"}, {"-h"}, {"--workers", "3", "--help"}}) {
+    auto r = ParseServerArgs(line);
+    ASSERT_TRUE(std::holds_alternative<UsageError>(r));
+    const UsageError& e = std::get<UsageError>(r);
+    EXPECT_EQ(e.kind, UsageError::Kind::kHelp);
+    EXPECT_EQ(e.exit_code(), 0);
+    for (const char* flag : {"--listen",
+                             "--data",
+                             "--domain",
+                             "--region",
+                             "--workers",
+                             "--drives",
+                             "--ec",
+                             "--scrub-interval-s",
+                             "--checkpoint-interval-s",
+                             "--kv-listen",
+                             "--kv-workers",
+                             "--kv-max-connections",
+                             "--kv-max-connections-per-ip",
+                             "--kv-idle-timeout-s",
+                             "--sigv2",
+                             "--max-connections",
+                             "--idle-timeout-s",
+                             "--header-timeout-s",
+                             "--min-body-rate",
+                             "STRATA_ROOT_PASSWORD"}) {
+      EXPECT_CONTAINS(e.help, flag);
+    }
   }
+}
+
+TEST(CommandLine, Commands) {
+  auto command = [](std::vector<std::string> line) -> Command {
+    auto r = ParseCommandLine(line);
+    EXPECT_TRUE(std::holds_alternative<Command>(r))
+        << line[0] << ": "
+        << (std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r).message : "");
+    return std::holds_alternative<Command>(r) ? std::get<Command>(r) : Command{};
+  };
+  auto server = command({"server", "--data", "/x"});
+  ASSERT_TRUE(std::holds_alternative<ServerCommand>(server));
+  EXPECT_EQ(std::get<ServerCommand>(server).config.data_dir, "/x");
+
+  auto drives = command({"admin", "drives", "--endpoint", "http://127.0.0.1:9123/"});
+  ASSERT_TRUE(std::holds_alternative<AdminDrivesCommand>(drives));
+  EXPECT_EQ(std::get<AdminDrivesCommand>(drives).admin.host, "127.0.0.1");
+  EXPECT_EQ(std::get<AdminDrivesCommand>(drives).admin.port, 9123);
+  EXPECT_EQ(std::get<AdminDrivesCommand>(drives).admin.data_dir, "./data");
+
+  // The target before or after the flags; a bucket may be named like a command.
+  for (std::vector<std::string> line :
+       {std::vector<std::string>{"admin", "heal", "drives/some/prefix", "--endpoint", "host:1"},
+        {"admin", "heal", "--data", "/d", "--endpoint", "http://host:1", "drives/some/prefix"}}) {
+    auto heal = command(line);
+    ASSERT_TRUE(std::holds_alternative<AdminHealCommand>(heal));
+    const AdminHealCommand& h = std::get<AdminHealCommand>(heal);
+    EXPECT_EQ(h.bucket, "drives");
+    EXPECT_EQ(h.prefix, "some/prefix");
+    EXPECT_EQ(h.admin.host, "host");
+    EXPECT_EQ(h.admin.port, 1);
+  }
+  auto all = command({"admin", "heal"});
+  ASSERT_TRUE(std::holds_alternative<AdminHealCommand>(all));
+  EXPECT_EQ(std::get<AdminHealCommand>(all).bucket, "");
+  EXPECT_EQ(std::get<AdminHealCommand>(all).admin.port, 9000);
+  auto server_bucket = command({"admin", "heal", "server"});
+  ASSERT_TRUE(std::holds_alternative<AdminHealCommand>(server_bucket));
+  EXPECT_EQ(std::get<AdminHealCommand>(server_bucket).bucket, "server");
+  auto default_port = command({"admin", "drives", "--endpoint", "http://example"});
+  EXPECT_EQ(std::get<AdminDrivesCommand>(default_port).admin.port, 9000);
+
+  auto rebuild =
+      command({"admin", "rebuild-index", "--drives", "/a,/b", "--data", "/m", "--ec", "1+1"});
+  ASSERT_TRUE(std::holds_alternative<RebuildIndexCommand>(rebuild));
+  const Config& rc = std::get<RebuildIndexCommand>(rebuild).config;
+  EXPECT_EQ(rc.drives, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(rc.data_dir, "/m");
+  EXPECT_EQ(rc.ec_k, 1);
+}
+
+TEST(CommandLine, UsageErrors) {
+  auto refused = [](std::vector<std::string> line) -> UsageError {
+    auto r = ParseCommandLine(line);
+    EXPECT_TRUE(std::holds_alternative<UsageError>(r)) << (line.empty() ? "" : line[0]);
+    return std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r) : UsageError{};
+  };
+  EXPECT_CONTAINS(refused({}).message, "missing command");
+  EXPECT_EQ(refused({}).exit_code(), 2);
+  EXPECT_CONTAINS(refused({"serve"}).message, "serve");
+  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal or rebuild-index");
+  EXPECT_CONTAINS(refused({"admin", "scrub"}).message, "scrub");
+  EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--data", "/m"}).message, "needs --drives");
+  EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--drives", "/a", "--listen", "h:1"}).message,
+                  "--listen");
+  EXPECT_CONTAINS(refused({"admin", "drives", "--endpoint", "https://h:1"}).message,
+                  "only http://");
+  EXPECT_CONTAINS(refused({"admin", "drives", "--endpoint", "http://h:0"}).message, "--endpoint");
+  EXPECT_CONTAINS(refused({"admin", "drives", "--endpoint"}).message, "--endpoint");
+  EXPECT_CONTAINS(refused({"admin", "drives", "extra"}).message, "extra");
+  EXPECT_CONTAINS(refused({"admin", "heal", "a", "b"}).message, "b");
+  UsageError help = refused({"--help"});
+  EXPECT_EQ(help.kind, UsageError::Kind::kHelp);
+  EXPECT_CONTAINS(help.help, "server");
+  EXPECT_CONTAINS(help.help, "admin");
+  UsageError heal_help = refused({"admin", "heal", "--help"});
+  EXPECT_EQ(heal_help.kind, UsageError::Kind::kHelp);
+  EXPECT_CONTAINS(heal_help.help, "--endpoint");
+  EXPECT_CONTAINS(heal_help.help, "BUCKET[/PREFIX]");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// strata: the S3 server and its admin commands.
+// strata: the S3 server and its admin commands (the command line: config.h;
+// `strata --help`, `strata server --help`, ...).
 //   strata server [--listen HOST:PORT] [--data DIR] [--drives D1,...,DN] [--ec K+M] ...
 //   strata admin drives|heal [bucket[/prefix]]   (talks to a running server)
 //   strata admin rebuild-index --drives ... [--data DIR]   (offline)
@@ -8,11 +9,11 @@
 #include <sys/statvfs.h>
 
 #include <cerrno>
-#include <cstring>
-
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "common/log.h"
@@ -34,28 +35,6 @@
 
 namespace strata::server {
 namespace {
-
-constexpr char kUsage[] =
-    "usage:\n"
-    "  strata server [--listen HOST:PORT] [--data DIR] [--domain DOMAIN] [--region REGION]\n"
-    "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
-    "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off] [--sigv2 on|off]\n"
-    "                [--kv-workers N] [--kv-max-connections N] [--kv-max-connections-per-ip N]\n"
-    "                [--kv-idle-timeout-s S] [--kv-default-quota BYTES] [--kv-max-bytes BYTES]\n"
-    "                [--max-connections N] [--idle-timeout-s S] [--header-timeout-s S]\n"
-    "                [--min-body-rate BYTES_PER_S]\n"
-    "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD (a secret of\n"
-    "      at least 16 characters), or are generated on first start and kept in\n"
-    "      DIR/root-credentials.\n"
-    "      With --drives, object data is erasure coded over the drives and DIR keeps the\n"
-    "      metadata (checkpointed onto the drives).\n"
-    "      --sigv2 off refuses AWS Signature Version 2 requests (default: on).\n"
-    "  strata admin drives [--endpoint URL]            drive states of a running server\n"
-    "  strata admin heal [BUCKET[/PREFIX]] [--endpoint URL]\n"
-    "                                                 verify and repair objects, with progress\n"
-    "  strata admin rebuild-index --drives D1,...,DN [--data DIR]\n"
-    "                                                 recreate lost metadata from the drives\n"
-    "                                                 (server stopped, DIR/meta absent)\n";
 
 struct Storage {
   std::unique_ptr<io::FileSystem> fs;
@@ -140,13 +119,7 @@ uint64_t HalfOfCapacity(const Config& cfg) {
   return total / 2 * static_cast<uint64_t>(k) / static_cast<uint64_t>(k + m);
 }
 
-int RunServer(const std::vector<std::string>& args) {
-  auto parsed = ParseServerArgs(args);
-  if (auto* err = std::get_if<std::string>(&parsed)) {
-    std::fprintf(stderr, "strata: %s\n%s", err->c_str(), kUsage);
-    return 2;
-  }
-  const Config& cfg = std::get<Config>(parsed);
+int RunServer(const Config& cfg) {
   RestrictFileModes(cfg);
   RaiseDescriptorLimit();
   auto opened = OpenStorage(cfg, true);
@@ -267,18 +240,7 @@ int RunServer(const std::vector<std::string>& args) {
   return 0;
 }
 
-int RebuildIndexCommand(const std::vector<std::string>& args) {
-  auto parsed = ParseServerArgs(args);
-  if (auto* err = std::get_if<std::string>(&parsed)) {
-    std::fprintf(stderr, "strata: %s\n%s", err->c_str(), kUsage);
-    return 2;
-  }
-  const Config& cfg = std::get<Config>(parsed);
-  if (cfg.drives.empty()) {
-    std::fprintf(stderr, "strata: rebuild-index needs --drives (a single directory keeps small "
-                         "objects only in the metadata)\n");
-    return 2;
-  }
+int RebuildIndex(const Config& cfg) {
   auto opened = OpenStorage(cfg, true);
   if (auto* err = std::get_if<std::string>(&opened)) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
@@ -306,19 +268,17 @@ int RebuildIndexCommand(const std::vector<std::string>& args) {
 }
 
 int Main(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  if (args[0] == "server") return RunServer({args.begin() + 1, args.end()});
-  if (args[0] == "admin" && args.size() >= 2) {
-    std::vector<std::string> rest(args.begin() + 2, args.end());
-    if (args[1] == "rebuild-index") return RebuildIndexCommand(rest);
-    if (args[1] == "drives") return AdminDrivesCommand(rest);
-    if (args[1] == "heal") return AdminHealCommand(rest);
-  }
-  std::fprintf(stderr, "strata: unknown command\n%s", kUsage);
-  return 2;
+  auto parsed = ParseCommandLine(args);
+  if (auto* e = std::get_if<UsageError>(&parsed)) return cli::Report(*e, "strata");
+  struct {
+    int operator()(const ServerCommand& c) const { return RunServer(c.config); }
+    int operator()(const RebuildIndexCommand& c) const { return RebuildIndex(c.config); }
+    int operator()(const AdminDrivesCommand& c) const { return RunAdminDrives(c.admin); }
+    int operator()(const AdminHealCommand& c) const {
+      return RunAdminHeal(c.admin, c.bucket, c.prefix);
+    }
+  } run;
+  return std::visit(run, std::get<Command>(parsed));
 }
 
 }  // namespace

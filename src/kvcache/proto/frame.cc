@@ -45,56 +45,38 @@ void WriteKeys(Writer& w, std::span<const std::string_view> keys) {
 
 }  // namespace
 
-bool IsKnownOp(uint8_t op) { return (op >= 0x01 && op <= 0x03) || (op >= 0x10 && op <= 0x17); }
+#define STRATA_KV_STATUS_IN_RANGE(name, byte, text) static_assert(byte <= kMaxWireStatus);
+STRATA_KV_WIRE_STATUSES(STRATA_KV_STATUS_IN_RANGE)
+#undef STRATA_KV_STATUS_IN_RANGE
+
+bool IsKnownOp(uint8_t op) {
+  switch (op) {
+#define STRATA_KV_OP_CASE(name, byte, text) case byte:
+    STRATA_KV_OPS(STRATA_KV_OP_CASE)
+#undef STRATA_KV_OP_CASE
+    return true;
+  }
+  return false;
+}
 
 std::string_view OpName(Op op) {
   switch (op) {
-    case Op::kHello:
-      return "HELLO";
-    case Op::kAuth:
-      return "AUTH";
-    case Op::kPing:
-      return "PING";
-    case Op::kOpenNamespace:
-      return "OPEN_NAMESPACE";
-    case Op::kLookup:
-      return "LOOKUP";
-    case Op::kGet:
-      return "GET";
-    case Op::kPut:
-      return "PUT";
-    case Op::kDelete:
-      return "DELETE";
-    case Op::kStats:
-      return "STATS";
-    case Op::kPin:
-      return "PIN";
-    case Op::kUnpin:
-      return "UNPIN";
+#define STRATA_KV_OP_NAME(name, byte, text) \
+  case Op::name:                            \
+    return text;
+    STRATA_KV_OPS(STRATA_KV_OP_NAME)
+#undef STRATA_KV_OP_NAME
   }
   return "UNKNOWN";
 }
 
 std::string_view WireStatusName(WireStatus s) {
   switch (s) {
-    case WireStatus::kOk:
-      return "OK";
-    case WireStatus::kNotFound:
-      return "NOT_FOUND";
-    case WireStatus::kExists:
-      return "EXISTS";
-    case WireStatus::kInvalid:
-      return "INVALID";
-    case WireStatus::kAuthFailed:
-      return "AUTH_FAILED";
-    case WireStatus::kDenied:
-      return "DENIED";
-    case WireStatus::kTooLarge:
-      return "TOO_LARGE";
-    case WireStatus::kUnavailable:
-      return "UNAVAILABLE";
-    case WireStatus::kInternal:
-      return "INTERNAL";
+#define STRATA_KV_STATUS_NAME(name, byte, text) \
+  case WireStatus::name:                        \
+    return text;
+    STRATA_KV_WIRE_STATUSES(STRATA_KV_STATUS_NAME)
+#undef STRATA_KV_STATUS_NAME
   }
   return "UNKNOWN";
 }

@@ -42,35 +42,50 @@ inline constexpr std::string_view kAuthContext = "strata-kv-v1";
 // The S3 bucket of a namespace is kBucketPrefix + first 16 hex digits of its digest.
 inline constexpr std::string_view kBucketPrefix = "kv-";
 
+// Every opcode, once: X(enumerator, byte, name in logs and the spec).
+#define STRATA_KV_OPS(X)                    \
+  X(kHello, 0x01, "HELLO")                  \
+  X(kAuth, 0x02, "AUTH")                    \
+  X(kPing, 0x03, "PING")                    \
+  X(kOpenNamespace, 0x10, "OPEN_NAMESPACE") \
+  X(kLookup, 0x11, "LOOKUP")                \
+  X(kGet, 0x12, "GET")                      \
+  X(kPut, 0x13, "PUT")                      \
+  X(kDelete, 0x14, "DELETE")                \
+  X(kStats, 0x15, "STATS")                  \
+  X(kPin, 0x16, "PIN")                      \
+  X(kUnpin, 0x17, "UNPIN")
+
 enum class Op : uint8_t {
-  kHello = 0x01,
-  kAuth = 0x02,
-  kPing = 0x03,
-  kOpenNamespace = 0x10,
-  kLookup = 0x11,
-  kGet = 0x12,
-  kPut = 0x13,
-  kDelete = 0x14,
-  kStats = 0x15,
-  kPin = 0x16,
-  kUnpin = 0x17,
+#define STRATA_KV_OP_ENUM(name, byte, text) name = byte,
+  STRATA_KV_OPS(STRATA_KV_OP_ENUM)
+#undef STRATA_KV_OP_ENUM
 };
 bool IsKnownOp(uint8_t op);
-std::string_view OpName(Op op);
+std::string_view OpName(Op op);  // "UNKNOWN" for a byte no opcode has
 
 // One byte, in frame headers (whole request) and per item in batch replies.
+// Every status, once: X(enumerator, byte, name). The bytes run 0..kMaxWireStatus
+// without gaps (the client's KvCode shares them, include/strata/kv_client.h).
+#define STRATA_KV_WIRE_STATUSES(X)  \
+  X(kOk, 0, "OK")                   \
+  X(kNotFound, 1, "NOT_FOUND")      \
+  X(kExists, 2, "EXISTS")           \
+  X(kInvalid, 3, "INVALID")         \
+  X(kAuthFailed, 4, "AUTH_FAILED")  \
+  X(kDenied, 5, "DENIED")           \
+  X(kTooLarge, 6, "TOO_LARGE")      \
+  X(kUnavailable, 7, "UNAVAILABLE") \
+  X(kInternal, 8, "INTERNAL")
+
 enum class WireStatus : uint8_t {
-  kOk = 0,
-  kNotFound = 1,
-  kExists = 2,
-  kInvalid = 3,
-  kAuthFailed = 4,
-  kDenied = 5,
-  kTooLarge = 6,
-  kUnavailable = 7,
-  kInternal = 8,
+#define STRATA_KV_STATUS_ENUM(name, byte, text) name = byte,
+  STRATA_KV_WIRE_STATUSES(STRATA_KV_STATUS_ENUM)
+#undef STRATA_KV_STATUS_ENUM
 };
-inline constexpr uint8_t kMaxWireStatus = 8;
+#define STRATA_KV_STATUS_COUNT(name, byte, text) +1
+inline constexpr uint8_t kMaxWireStatus = 0 STRATA_KV_WIRE_STATUSES(STRATA_KV_STATUS_COUNT) - 1;
+#undef STRATA_KV_STATUS_COUNT
 std::string_view WireStatusName(WireStatus s);
 
 struct FrameHeader {

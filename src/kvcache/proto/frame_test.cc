@@ -94,6 +94,26 @@ TEST(KvFrame, KnownOps) {
     EXPECT_NE(OpName(op), "UNKNOWN");
   }
   for (int b : {0x00, 0x04, 0x0f, 0x18, 0xff}) EXPECT_FALSE(IsKnownOp(static_cast<uint8_t>(b)));
+  // The opcode table: a byte is known exactly when it has a name.
+  int known = 0;
+  for (int b = 0; b < 256; ++b) {
+    bool named = OpName(static_cast<Op>(b)) != "UNKNOWN";
+    EXPECT_EQ(IsKnownOp(static_cast<uint8_t>(b)), named) << b;
+    known += named;
+  }
+  EXPECT_EQ(known, 11);
+  EXPECT_EQ(OpName(Op::kOpenNamespace), "OPEN_NAMESPACE");
+}
+
+TEST(KvFrame, WireStatusNames) {
+  EXPECT_EQ(kMaxWireStatus, 8);
+  EXPECT_EQ(WireStatusName(WireStatus::kOk), "OK");
+  EXPECT_EQ(WireStatusName(WireStatus::kNotFound), "NOT_FOUND");
+  EXPECT_EQ(WireStatusName(WireStatus::kInternal), "INTERNAL");
+  for (int b = 0; b <= kMaxWireStatus; ++b) {
+    EXPECT_NE(WireStatusName(static_cast<WireStatus>(b)), "UNKNOWN") << b;
+  }
+  EXPECT_EQ(WireStatusName(static_cast<WireStatus>(kMaxWireStatus + 1)), "UNKNOWN");
 }
 
 TEST(KvFrame, ReaderWriterPrimitives) {

@@ -64,32 +64,18 @@ std::variant<std::string, Error> ReadSmallBody(OpContext& ctx, size_t max_bytes)
 // NoSuchBucket if the bucket is gone, else NoSuchKey.
 Error NotFoundError(OpContext& ctx);
 
-OpResult ListBuckets(OpContext& ctx);
-OpResult CreateBucket(OpContext& ctx);
-OpResult DeleteBucket(OpContext& ctx);
-OpResult HeadBucket(OpContext& ctx);
-OpResult GetBucketLocation(OpContext& ctx);
+// The handler of every operation in the table (s3/router.h), one per row:
+// OpResult ListBuckets(OpContext&), ..., OpResult Admin(OpContext&).
+#define STRATA_S3_OP_HANDLER(name, action, source_action) OpResult name(OpContext& ctx);
+STRATA_S3_OPERATIONS(STRATA_S3_OP_HANDLER)
+#undef STRATA_S3_OP_HANDLER
+
+// Runs the handler of ctx.route.op (s3/operations.cc).
+OpResult Dispatch(OpContext& ctx);
+
+// Implementations shared by several rows (the rows' handlers call them).
 OpResult ListObjects(OpContext& ctx, bool v2);
-OpResult PutObject(OpContext& ctx);
 OpResult GetObject(OpContext& ctx, bool head);
-OpResult DeleteObject(OpContext& ctx);
-OpResult DeleteObjects(OpContext& ctx);
-OpResult CopyObject(OpContext& ctx);
-OpResult CreateMultipartUpload(OpContext& ctx);
 OpResult UploadPart(OpContext& ctx, bool copy);
-OpResult UploadPartCopy(OpContext& ctx);
-OpResult CompleteMultipartUpload(OpContext& ctx);
-OpResult AbortMultipartUpload(OpContext& ctx);
-OpResult ListParts(OpContext& ctx);
-OpResult ListMultipartUploads(OpContext& ctx);
-OpResult PutObjectTagging(OpContext& ctx);
-OpResult GetObjectTagging(OpContext& ctx);
-OpResult DeleteObjectTagging(OpContext& ctx);
-OpResult PutBucketTagging(OpContext& ctx);
-OpResult GetBucketTagging(OpContext& ctx);
-OpResult DeleteBucketTagging(OpContext& ctx);
-OpResult GetObjectAttributes(OpContext& ctx);
-OpResult PostObject(OpContext& ctx);
-OpResult Admin(OpContext& ctx);
 
 }  // namespace strata::s3
