@@ -66,6 +66,9 @@ TEST(Router, MultipartCopyTaggingOperations) {
   EXPECT_EQ(Ok(Req("PUT", "/bucket/k?tagging")).op, Op::kPutObjectTagging);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?tagging")).op, Op::kGetObjectTagging);
   EXPECT_EQ(Ok(Req("DELETE", "/bucket/k?tagging")).op, Op::kDeleteObjectTagging);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?tagging")).op, Op::kPutBucketTagging);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?tagging")).op, Op::kGetBucketTagging);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?tagging")).op, Op::kDeleteBucketTagging);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?attributes")).op, Op::kGetObjectAttributes);
   EXPECT_EQ(Ok(Req("POST", "/bucket")).op, Op::kPostObject);
 }
@@ -141,7 +144,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 26u);
+  EXPECT_EQ(ops.size(), 29u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -158,6 +161,7 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(RequiredAction(Op::kListParts), "s3:ListMultipartUploadParts");
   EXPECT_EQ(RequiredAction(Op::kListMultipartUploads), "s3:ListBucketMultipartUploads");
   EXPECT_EQ(RequiredAction(Op::kAbortMultipartUpload), "s3:AbortMultipartUpload");
+  EXPECT_EQ(RequiredAction(Op::kDeleteBucketTagging), "s3:PutBucketTagging");
   EXPECT_EQ(RequiredAction(Op::kAdmin), "strata:Admin");
   EXPECT_EQ(CopySourceAction(Op::kCopyObject), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kUploadPartCopy), "s3:GetObject");
