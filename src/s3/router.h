@@ -22,7 +22,8 @@ namespace strata::s3 {
 //   Action        the IAM action the request needs on its bucket or object, as
 //                 in AWS's "Actions defined by Amazon S3" (several operations
 //                 share one: HeadObject is s3:GetObject, the multipart writes
-//                 s3:PutObject); strata:Admin is strata's own
+//                 s3:PutObject, DeleteBucketTagging s3:PutBucketTagging);
+//                 strata:Admin is strata's own
 //   SourceAction  the action also needed on the copy source (x-amz-copy-source), or ""
 //
 // As at AWS, some requests need more than their row: DeleteObjects needs

@@ -161,6 +161,7 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(RequiredAction(Op::kListParts), "s3:ListMultipartUploadParts");
   EXPECT_EQ(RequiredAction(Op::kListMultipartUploads), "s3:ListBucketMultipartUploads");
   EXPECT_EQ(RequiredAction(Op::kAbortMultipartUpload), "s3:AbortMultipartUpload");
+  EXPECT_EQ(RequiredAction(Op::kDeleteBucketTagging), "s3:PutBucketTagging");
   EXPECT_EQ(RequiredAction(Op::kAdmin), "strata:Admin");
   EXPECT_EQ(CopySourceAction(Op::kCopyObject), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kUploadPartCopy), "s3:GetObject");

@@ -142,20 +142,19 @@ void AddServerOptions(CLI::App& app, Config& c) {
             "open KV connections from one address");
   AddNumber(app, "--kv-idle-timeout-s", c.kv_idle_timeout_s, 0, 7 * 24 * 3600, "S",
             "close authenticated KV connections idle for this long (0: never)");
+  // Byte counts up to 10^18 - 1 (ParseWholeNumber's 18 digits).
+  constexpr int64_t kMaxBytes = 999'999'999'999'999'999;
   app.add_option("--kv-default-quota", c.kv_default_quota_bytes,
-                 "bytes per KV namespace when a client names no quota (0: none)")
+                 "per-namespace quota when the client gives none (0: none)")
       ->type_name("BYTES")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(WholeNumber(0, kMaxBytes))
       ->capture_default_str();
-  app.add_option_function<uint64_t>(
-         "--kv-max-bytes",
-         [&c](uint64_t v) {
-           c.kv_max_bytes = v;
-           c.kv_max_bytes_explicit = true;
-         },
-         "the whole KV tier's cap; PUTs past it get TOO_LARGE (0: none; default: half the "
-         "data store's capacity)")
-      ->type_name("BYTES");
+  app.add_option("--kv-max-bytes", c.kv_max_bytes,
+                 "cap of the whole KV tier; PUTs over it are refused (0: none; default: half "
+                 "the data store's capacity)")
+      ->type_name("BYTES")
+      ->transform(WholeNumber(0, kMaxBytes))
+      ->each([&c](const std::string&) { c.kv_max_bytes_explicit = true; });
   app.footer(std::string("\n") + kCredentialsText);
 }
 

@@ -128,48 +128,26 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.kv_max_connections, 4096);
   EXPECT_EQ(c.kv_max_connections_per_ip, 512);
   EXPECT_EQ(c.kv_idle_timeout_s, 300);
+  EXPECT_EQ(c.kv_default_quota_bytes, 8ull << 30);
+  EXPECT_EQ(c.kv_max_bytes, 0u);
+  EXPECT_FALSE(c.kv_max_bytes_explicit);
   EXPECT_EQ(d.workers, c.workers);
 }
 
 TEST(ServerConfig, EveryFlag) {
-  Config c = Parsed({"--listen",
-                     "0.0.0.0:9001",
-                     "--data",
-                     "/srv/meta",
-                     "--domain",
-                     "s3.example.com",
-                     "--region",
-                     "eu-west-1",
-                     "--workers",
-                     "8",
-                     "--sigv2",
-                     "off",
-                     "--max-connections",
-                     "40",
-                     "--idle-timeout-s",
-                     "2",
-                     "--header-timeout-s",
-                     "3",
-                     "--min-body-rate",
-                     "0",
-                     "--drives",
-                     "/d1,/d2,/d3,/d4,/d5,/d6",
-                     "--ec",
-                     "4+2",
-                     "--scrub-interval-s",
-                     "0",
-                     "--checkpoint-interval-s",
-                     "30",
-                     "--kv-listen",
-                     "127.0.0.1:0",
-                     "--kv-workers",
-                     "4",
-                     "--kv-max-connections",
-                     "100",
-                     "--kv-max-connections-per-ip",
-                     "10",
-                     "--kv-idle-timeout-s",
-                     "0"});
+  // clang-format off
+  Config c = Parsed({"--listen", "0.0.0.0:9001", "--data", "/srv/meta",
+                     "--domain", "s3.example.com", "--region", "eu-west-1",
+                     "--workers", "8", "--sigv2", "off",
+                     "--max-connections", "40", "--idle-timeout-s", "2",
+                     "--header-timeout-s", "3", "--min-body-rate", "0",
+                     "--drives", "/d1,/d2,/d3,/d4,/d5,/d6", "--ec", "4+2",
+                     "--scrub-interval-s", "0", "--checkpoint-interval-s", "30",
+                     "--kv-listen", "127.0.0.1:0", "--kv-workers", "4",
+                     "--kv-max-connections", "100", "--kv-max-connections-per-ip", "10",
+                     "--kv-idle-timeout-s", "0", "--kv-default-quota", "1048576",
+                     "--kv-max-bytes", "0"});
+  // clang-format on
   EXPECT_EQ(c.listen_host, "0.0.0.0");
   EXPECT_EQ(c.listen_port, 9001);
   EXPECT_EQ(c.data_dir, "/srv/meta");
@@ -193,6 +171,10 @@ TEST(ServerConfig, EveryFlag) {
   EXPECT_EQ(c.kv_max_connections, 100);
   EXPECT_EQ(c.kv_max_connections_per_ip, 10);
   EXPECT_EQ(c.kv_idle_timeout_s, 0);
+  EXPECT_EQ(c.kv_default_quota_bytes, 1048576u);
+  EXPECT_EQ(c.kv_max_bytes, 0u);
+  EXPECT_TRUE(c.kv_max_bytes_explicit);  // 0 given: no cap, not the default
+  EXPECT_EQ(Parsed({"--kv-max-bytes", "999999999999999999"}).kv_max_bytes, 999999999999999999ull);
 }
 
 TEST(ServerConfig, FlagForms) {
@@ -235,6 +217,9 @@ TEST(ServerConfig, BadValues) {
   EXPECT_CONTAINS(Refused({"--scrub-interval-s", "daily"}), "--scrub-interval-s");
   EXPECT_CONTAINS(Refused({"--checkpoint-interval-s", "-5"}), "--checkpoint-interval-s");
   EXPECT_CONTAINS(Refused({"--sigv2", "yes"}), "--sigv2");
+  EXPECT_CONTAINS(Refused({"--kv-default-quota", "8G"}), "--kv-default-quota");
+  EXPECT_CONTAINS(Refused({"--kv-max-bytes", "-1"}), "--kv-max-bytes");
+  EXPECT_CONTAINS(Refused({"--kv-max-bytes", "1000000000000000000"}), "--kv-max-bytes");
   EXPECT_CONTAINS(Refused({"--ec", "4"}), "--ec: needs K+M");
   EXPECT_CONTAINS(Refused({"--ec", "0+2"}), "--ec");
   EXPECT_CONTAINS(Refused({"--ec", "4+2x"}), "--ec");
