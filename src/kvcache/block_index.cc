@@ -238,6 +238,7 @@ void BlockIndex::Insert(std::string_view key, std::string_view parent, uint64_t 
   TableInsert(s);
   ++count_;
   bytes_ += length;
+  if (shared_bytes_) shared_bytes_->fetch_add(length, std::memory_order_relaxed);
   if (parent_slot != kNone) {
     Entry& p = At(parent_slot);
     if (p.children++ == 0 && (p.flags & kInLeafList)) LeafUnlink(parent_slot);
@@ -253,6 +254,7 @@ void BlockIndex::RemoveSlot(uint32_t slot) {
   TableErase(slot);
   --count_;
   bytes_ -= e.length;
+  if (shared_bytes_) shared_bytes_->fetch_sub(e.length, std::memory_order_relaxed);
   uint32_t parent = e.parent;
   e.flags = 0;
   e.next = free_head_;
@@ -396,6 +398,7 @@ void BlockIndex::Restore(std::vector<Restored> blocks) {
     TableInsert(s);
     ++count_;
     bytes_ += b.length;
+    if (shared_bytes_) shared_bytes_->fetch_add(b.length, std::memory_order_relaxed);
     if (!b.parent.empty()) parents.emplace_back(s, std::move(b.parent));
   }
   for (auto& [s, parent] : parents) {

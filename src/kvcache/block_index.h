@@ -19,6 +19,8 @@
 // Not thread-safe: the owner (one Namespace) serializes calls.
 #pragma once
 
+#include <atomic>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -102,6 +104,9 @@ class BlockIndex {
 
   size_t blocks() const { return count_; }
   uint64_t bytes() const { return bytes_; }
+  // A counter shared by every namespace's index (the KV tier's global cap):
+  // bytes() changes are added to it as they happen. Null: none.
+  void set_shared_bytes(std::atomic<uint64_t>* total) { shared_bytes_ = total; }
   // Memory held by the index structures (for STATS/reports).
   size_t memory_bytes() const;
   // Keys in eviction order (tests).
@@ -140,6 +145,7 @@ class BlockIndex {
   std::vector<uint32_t> table_;  // slot + 1; 0 = empty bucket; size is a power of two
   size_t count_ = 0;
   uint64_t bytes_ = 0;
+  std::atomic<uint64_t>* shared_bytes_ = nullptr;
   uint64_t last_stamp_ = 0;
   uint32_t leaf_head_ = kNone, leaf_tail_ = kNone;
   std::unordered_map<uint32_t, uint64_t> pins_;  // slot -> until_ns

@@ -52,8 +52,21 @@ NamespaceRegistry::NamespaceRegistry(object::ObjectEngine* engine, RegistryOptio
 Namespace* NamespaceRegistry::GetOrAdd(const Sha256Digest& digest, const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = by_digest_[digest];
-  if (!slot) slot = std::make_unique<Namespace>(digest, owner, RandomSeed());
+  if (!slot) {
+    slot = std::make_unique<Namespace>(digest, owner, RandomSeed());
+    slot->index.set_shared_bytes(&stored_total_);
+  }
   return slot.get();
+}
+
+bool NamespaceRegistry::ReserveTotal(uint64_t n) {
+  uint64_t reserved = reserved_total_.fetch_add(n, std::memory_order_relaxed) + n;
+  if (options_.max_total_bytes == 0 ||
+      stored_total_.load(std::memory_order_relaxed) + reserved <= options_.max_total_bytes) {
+    return true;
+  }
+  reserved_total_.fetch_sub(n, std::memory_order_relaxed);
+  return false;
 }
 
 std::vector<Namespace*> NamespaceRegistry::All() {

@@ -58,6 +58,10 @@ class Namespace {
 
 struct RegistryOptions {
   uint64_t default_quota_bytes = 0;  // per namespace when the descriptor says 0; 0: none
+  // All namespaces together (blocks stored plus PUTs admitted); 0: no cap.
+  // A PUT that would pass it is refused TOO_LARGE: the KV tier shares the
+  // disk with S3 data and must never fill it.
+  uint64_t max_total_bytes = 0;
   std::string region = "us-east-1";
 };
 
@@ -79,6 +83,12 @@ class NamespaceRegistry {
   // Every namespace known (opened or rebuilt); they live as long as the registry.
   std::vector<Namespace*> All();
 
+  // The global cap: reserves `n` bytes for a PUT if the tier stays within
+  // max_total_bytes (always, without a cap); Release gives them back.
+  bool ReserveTotal(uint64_t n);
+  void ReleaseTotal(uint64_t n) { reserved_total_.fetch_sub(n, std::memory_order_relaxed); }
+  uint64_t total_bytes() const { return stored_total_.load(std::memory_order_relaxed); }
+
  private:
   Namespace* GetOrAdd(const Sha256Digest& digest, const std::string& owner);
 
@@ -86,6 +96,8 @@ class NamespaceRegistry {
   RegistryOptions options_;
   std::mutex mu_;
   std::map<Sha256Digest, std::unique_ptr<Namespace>> by_digest_;
+  std::atomic<uint64_t> stored_total_{0};    // every index's bytes(), kept by the indexes
+  std::atomic<uint64_t> reserved_total_{0};  // PUTs admitted, not yet committed or dropped
 };
 
 }  // namespace strata::kvcache

@@ -45,6 +45,7 @@ Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
   std::unique_ptr<Server> s(new Server());
   RegistryOptions ro;
   ro.default_quota_bytes = options.default_quota_bytes;
+  ro.max_total_bytes = options.max_total_bytes;
   ro.region = options.region;
   s->registry_ = std::make_unique<NamespaceRegistry>(engine, ro);
   RETURN_IF_ERROR(s->registry_->Rebuild().WithContext("kv index rebuild"));

@@ -514,3 +514,33 @@ TEST_F(KvServerTest, RestartKeepsBlocksAndChains) {
 
 }  // namespace
 }  // namespace strata::kvcache
+
+namespace strata::kvcache {
+namespace {
+
+// The tier's global cap holds across namespaces (the disk is shared with S3):
+// a PUT that would pass it is refused TOO_LARGE, and room comes back when
+// blocks go; every namespace gets the default quota when it names none.
+TEST_F(KvServerTest, GlobalCapRefusesAcrossNamespacesAndDefaultQuotaApplies) {
+  options_.max_total_bytes = 300;
+  StartServer(/*default_quota=*/200);
+  auto c = Authed();
+  auto da = Descriptor(100), db = Descriptor(100);
+  db.model_id = "another-model";
+  uint64_t a = c->Open(da), b = c->Open(db);
+  ASSERT_EQ(c->PutOne(a, Key('a', 0), std::string(100, 'a')), WireStatus::kOk);
+  ASSERT_EQ(c->PutOne(a, Key('a', 1), std::string(100, 'a')), WireStatus::kOk);
+  // The default quota (200) evicts within A instead of growing it.
+  now_ns_ += 1000;
+  ASSERT_EQ(c->PutOne(a, Key('a', 2), std::string(100, 'a')), WireStatus::kOk);
+  EXPECT_EQ(c->Stats(a).bytes, 200u);
+  ASSERT_EQ(c->PutOne(b, Key('b', 0), std::string(100, 'b')), WireStatus::kOk);
+  // 300 stored in all: B's next block would pass the global cap.
+  EXPECT_EQ(c->PutOne(b, Key('b', 1), std::string(100, 'b')), WireStatus::kTooLarge);
+  EXPECT_EQ(ObjectCount(db), 1u);  // nothing of the refused block was stored
+  EXPECT_EQ(c->KeysOp(Op::kDelete, a, {Key('a', 2)}), std::vector<WireStatus>{WireStatus::kOk});
+  EXPECT_EQ(c->PutOne(b, Key('b', 1), std::string(100, 'b')), WireStatus::kOk);
+}
+
+}  // namespace
+}  // namespace strata::kvcache

@@ -205,6 +205,8 @@ Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
                !ns->index.MakeRoom(ns->quota_bytes, ns->reserved_bytes + item.length, item.parent,
                                    &evicted)) {
       st = WireStatus::kTooLarge;  // over quota even after evicting what may go
+    } else if (!ctx_->registry->ReserveTotal(item.length)) {
+      st = WireStatus::kTooLarge;  // the tier's global cap (the disk is shared with S3)
     } else {
       ns->reserved_bytes += item.length;
     }
@@ -220,6 +222,7 @@ Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
   if (written.ok() && *written == WireStatus::kOk && !ns->index.Find(item.key)) {
     ns->index.Insert(item.key, item.parent, item.length, ctx_->NowNs());
   }
+  ctx_->registry->ReleaseTotal(item.length);  // committed bytes now count in the index
   return written;
 }
 

@@ -166,6 +166,9 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.storage_class = std::move(options_.storage_class);
   rec.version_stamp = version_stamp_;
   rec.mtime_ns = mtime_ns_;
+  // A part's Last-Modified is its commit time, in its trailer too (so that
+  // rebuild-index restores the part record as it was).
+  if (!upload_id_.empty()) rec.mtime_ns = engine_->NowNs();
   if (file_) {
     rec.is_inline = false;
     rec.file_id = file_id_;
@@ -181,8 +184,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   if (upload_id_.empty()) {
     st = engine_->CommitVersion(bucket_, key_, rec, check);
   } else {
-    PartRecord part{rec.size_bytes, rec.etag, engine_->NowNs(), file_id_, checksum_value_};
-    rec.mtime_ns = part.mtime_ns;
+    PartRecord part{rec.size_bytes, rec.etag, rec.mtime_ns, file_id_, checksum_value_};
     st = engine_->CommitPart(bucket_, key_, upload_id_, part_number_, std::move(part));
   }
   if (!st.ok()) return st;  // the destructor aborts and removes the data file
@@ -288,6 +290,10 @@ Status ObjectEngine::Recover() {
 // files look unreferenced (lost metadata is a case for the operator, never
 // for a sweep).
 Status ObjectEngine::SweepUnreferencedData() {
+  // A self-describing store also holds bucket markers, multipart manifests,
+  // upload markers and tag records no metadata record names; its orphans are
+  // left to rebuild-index and heal (not swept here yet).
+  if (SelfDescribing()) return Status::OK();
   auto listed = data_->ListIds();
   if (!listed.ok()) {
     if (listed.status().code() == Code::kNotImplemented) return Status::OK();
@@ -401,6 +407,22 @@ Status ObjectEngine::CommitVersionLocked(
 
 bool ObjectEngine::SelfDescribing() const { return data_->inline_max_bytes() == 0; }
 
+Status ObjectEngine::WriteRecordPiece(const std::string& id, const storage::DataHeader& header,
+                                      std::string_view trailer, bool intent) {
+  if (intent) {
+    meta::WriteBatch batch;
+    batch.Put(meta::IntentKey(id), "");
+    RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/false));
+  }
+  Status st;
+  {
+    auto piece = data_->Create(id, header);
+    st = piece.ok() ? (*piece)->Finish(trailer) : piece.status();
+  }  // a writer that failed aborts (removes its files) as it goes
+  if (!st.ok() && intent) CollectGarbage(id);
+  return st;
+}
+
 std::string ObjectEngine::BucketMarkerId(const std::string& name) {
   return Sha256Hex(name).substr(0, 32);
 }
@@ -410,13 +432,34 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
   ASSIGN_OR_RETURN(auto existing, kv_->Get(meta::BucketKey(name)));
   if (existing) return AlreadyExists("bucket " + name);
   if (SelfDescribing()) {
-    // A marker on the drives lets rebuild-index restore empty buckets too.
-    storage::DataHeader header{name, "", "", 0, 0};
-    ASSIGN_OR_RETURN(auto marker, data_->Create(BucketMarkerId(name), header));
-    RETURN_IF_ERROR(marker->Finish(EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(record))));
+    // A marker on the drives lets rebuild-index restore empty buckets too. A
+    // bucket made again after a delete rewrites the same id: a fresh stamp
+    // tells the generations apart.
+    storage::DataHeader header{name, "", "", 0, NextVersionStamp()};
+    RETURN_IF_ERROR(WriteRecordPiece(BucketMarkerId(name), header,
+                                     EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(record)),
+                                     /*intent=*/false));
   }
   meta::WriteBatch batch;
   batch.Put(meta::BucketKey(name), EncodeBucketRecord(record));
+  return kv_->Write(batch, /*sync=*/true);
+}
+
+Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
+  std::unique_lock lock(BucketLock(name));
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
+  if (!value) return NotFound(Detail::kBucket, "bucket " + name);
+  auto rec = DecodeBucketRecord(*value);
+  if (!rec) return Corruption("undecodable bucket record " + name);
+  rec->tags = std::move(tags);
+  if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
+    storage::DataHeader header{name, "", "", 0, NextVersionStamp()};
+    RETURN_IF_ERROR(WriteRecordPiece(BucketMarkerId(name), header,
+                                     EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(*rec)),
+                                     /*intent=*/false));
+  }
+  meta::WriteBatch batch;
+  batch.Put(meta::BucketKey(name), EncodeBucketRecord(*rec));
   return kv_->Write(batch, /*sync=*/true);
 }
 
@@ -489,11 +532,21 @@ Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, 
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (!latest) return NotFound(Detail::kKey, "key " + key);
-  // The data's trailer keeps the tags of the original write; a rebuilt
-  // index therefore has the tags the object was written with.
-  latest->second.tags = std::move(tags);
+  ObjectRecord& rec = latest->second;
+  rec.tags = std::move(tags);
+  if (SelfDescribing() && !rec.file_id.empty()) {
+    // The data's trailer keeps the tags of the write; the current ones go to
+    // the version's tag record on the drives (rewritten, a newer generation
+    // each time), durable before the metadata says so: rebuild-index finds them.
+    storage::DataHeader header{bucket, key, "", 0, NextVersionStamp()};
+    TagsRecord tr{rec.file_id, rec.version_stamp, rec.tags};
+    RETURN_IF_ERROR(WriteRecordPiece(TagsRecordId(rec.file_id), header,
+                                     EncodeTrailer(TrailerKind::kTags, EncodeTagsRecord(tr)),
+                                     /*intent=*/false));
+    rec.tags_on_drives = true;  // collected with the version (DataFiles)
+  }
   meta::WriteBatch batch;
-  batch.Put(latest->first, EncodeObjectRecord(latest->second));
+  batch.Put(latest->first, EncodeObjectRecord(rec));
   return kv_->Write(batch, /*sync=*/true);
 }
 

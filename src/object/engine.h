@@ -164,6 +164,8 @@ class ObjectEngine {
 
   Status CreateBucket(const std::string& name, const BucketRecord& record);
   Result<BucketRecord> GetBucket(const std::string& name);
+  // Replaces the bucket's tag set (empty: none). NotFound if no such bucket.
+  Status SetBucketTags(const std::string& name, Tags tags);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 
@@ -236,9 +238,15 @@ class ObjectEngine {
   std::mutex& KeyLock(const std::string& bucket, const std::string& key);
   std::shared_mutex& BucketLock(const std::string& bucket);
   std::mutex& UploadLock(const std::string& upload_id);
-  // A store that keeps nothing inline is self-describing: bucket markers and
-  // multipart manifests are written to it so rebuild-index can recover all.
+  // A store that keeps nothing inline is self-describing: bucket markers,
+  // upload markers, multipart manifests and tag records are written to it so
+  // rebuild-index can recover all (docs/formats/metadata-records.md).
   bool SelfDescribing() const;
+  // Writes one such record (no bytes, only its trailer) as data `id`. With
+  // `intent`, an I record makes it findable by the start-up sweep until the
+  // caller's batch deletes it (new ids only: the sweep removes the id).
+  Status WriteRecordPiece(const std::string& id, const storage::DataHeader& header,
+                          std::string_view trailer, bool intent);
 
   storage::DataStore* data_;
   meta::KvStore* kv_;

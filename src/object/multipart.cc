@@ -46,6 +46,16 @@ Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const 
   record.initiated_ns = NowNs();
   std::string id = NewUploadId(NextVersionStamp());
   meta::WriteBatch batch;
+  if (SelfDescribing()) {
+    // The upload's marker: rebuild-index restores uploads in progress (and
+    // their parts) from it. Collected with the upload (DropUpload).
+    std::string marker = UploadMarkerId(id);
+    storage::DataHeader header{bucket, key, id, 0, NextVersionStamp()};
+    RETURN_IF_ERROR(WriteRecordPiece(marker, header,
+                                     EncodeTrailer(TrailerKind::kUpload, EncodeUploadRecord(record)),
+                                     /*intent=*/true));
+    batch.Delete(meta::IntentKey(marker));
+  }
   batch.Put(meta::UploadKey(bucket, key, id), EncodeUploadRecord(record));
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
   return id;
@@ -122,6 +132,7 @@ Result<std::vector<std::string>> ObjectEngine::DropUpload(const std::string& buc
     batch->Delete(meta::PartKey(upload_id, p.part_number));
     files.push_back(p.record.file_id);
   }
+  if (SelfDescribing()) files.push_back(UploadMarkerId(upload_id));  // NotFound if none: fine
   return files;
 }
 
@@ -204,20 +215,13 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   rec.mtime_ns = NowNs();
   meta::WriteBatch batch;
   if (SelfDescribing()) {
-    // The manifest: the finished record on the drives, for rebuild-index.
+    // The manifest: the finished record on the drives, for rebuild-index;
+    // its header names the upload, which is thereby known to be complete.
     rec.file_id = NewFileId();
-    meta::WriteBatch intent;
-    intent.Put(meta::IntentKey(rec.file_id), "");
-    RETURN_IF_ERROR(kv_->Write(intent, /*sync=*/false));
-    storage::DataHeader header{bucket, key, "", 0, rec.version_stamp};
-    auto manifest = data_->Create(rec.file_id, header);
-    Status st = manifest.ok() ? (*manifest)->Finish(EncodeTrailer(TrailerKind::kManifest,
-                                                                  EncodeObjectRecord(rec)))
-                              : manifest.status();
-    if (!st.ok()) {
-      CollectGarbage(rec.file_id);
-      return st;
-    }
+    storage::DataHeader header{bucket, key, upload_id, 0, rec.version_stamp};
+    RETURN_IF_ERROR(WriteRecordPiece(rec.file_id, header,
+                                     EncodeTrailer(TrailerKind::kManifest, EncodeObjectRecord(rec)),
+                                     /*intent=*/true));
     batch.Delete(meta::IntentKey(rec.file_id));
   }
 

@@ -1,7 +1,16 @@
-// rebuild-index: recreates the metadata (buckets and object records) from
-// what the drives alone hold — every piece of data carries a header and a
-// trailer with its record (docs/formats/shard-file.md). Run offline, into an
-// empty KvStore, after the metadata was lost.
+// rebuild-index: recreates the metadata from what the drives alone hold —
+// every piece of data carries a header and a trailer with its record
+// (docs/formats/shard-file.md, docs/formats/metadata-records.md, "What the
+// drives hold"). Run offline, into an empty KvStore, after the metadata was
+// lost. Works on any storage::DataStore that enumerates its pieces
+// (ListIds + ReadHeaderAndTrailer): the erasure-coded pool; the plain store
+// answers NotImplemented.
+//
+// Restored exactly: buckets (B), the current version of every object (O,
+// tags set after the write included), uploads in progress (U) and their
+// parts (P). Not restored, by design: intent and garbage records (I, G: the
+// bookkeeping of writes in flight; rebuild writes G records of its own for
+// what it finds unreferenced, collected at the next start).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +19,7 @@
 
 #include "common/status.h"
 #include "meta/kv_store.h"
-#include "storage/erasure_store.h"
+#include "storage/data_store.h"
 
 namespace strata::object {
 
@@ -19,12 +28,16 @@ struct RebuildReport {
   uint64_t buckets = 0;
   uint64_t objects = 0;
   uint64_t replaced_versions = 0;  // older versions of a key (removed)
-  uint64_t orphan_parts = 0;       // parts of unfinished uploads (removed)
+  uint64_t orphan_parts = 0;       // parts of no upload in progress nor object (removed)
   uint64_t unreadable = 0;         // ids with no readable header/trailer (kept)
+  uint64_t uploads = 0;            // multipart uploads in progress
+  uint64_t parts = 0;              // their parts
+  uint64_t tag_sets = 0;           // objects whose tags were replaced after the write
+  uint64_t removed = 0;            // ids removed while a drive was offline (leftovers collected)
 };
 
 // progress(done, total) is called every few hundred ids.
-Result<RebuildReport> RebuildIndex(storage::ErasureDataStore& store, meta::KvStore& kv,
+Result<RebuildReport> RebuildIndex(storage::DataStore& store, meta::KvStore& kv,
                                    const std::function<void(uint64_t, uint64_t)>& progress);
 
 }  // namespace strata::object

@@ -1,6 +1,7 @@
 #include "object/record.h"
 
 #include "common/encoding.h"
+#include "common/hash.h"
 
 namespace strata::object {
 
@@ -8,8 +9,10 @@ namespace {
 constexpr char kObjectFormat = 3;  // 1 = without the extension fields, 2 = without upload_id
 constexpr char kUploadFormat = 1;
 constexpr char kPartFormat = 1;
-constexpr char kBucketFormat = 1;
+constexpr char kBucketFormat = 2;  // 1 = without tags
+constexpr char kTagsFormat = 1;
 constexpr uint64_t kFlagInline = 1;
+constexpr uint64_t kFlagTagsOnDrives = 2;  // older decoders ignore it (they read flags & 1)
 
 bool GetString(std::string_view* in, std::string* out) {
   std::string_view s;
@@ -62,7 +65,35 @@ std::vector<std::string> ObjectRecord::DataFiles() const {
   std::vector<std::string> files;
   if (!is_inline && !file_id.empty()) files.push_back(file_id);
   for (const PartRef& p : parts) files.push_back(p.file_id);
+  if (tags_on_drives && !file_id.empty()) files.push_back(TagsRecordId(file_id));
   return files;
+}
+
+std::string TagsRecordId(const std::string& data_id) {
+  return Sha256Hex("tags/" + data_id).substr(0, 32);
+}
+
+std::string UploadMarkerId(const std::string& upload_id) {
+  return Sha256Hex("upload/" + upload_id).substr(0, 32);
+}
+
+std::string EncodeTagsRecord(const TagsRecord& r) {
+  std::string out(1, kTagsFormat);
+  PutLengthPrefixed(&out, r.data_id);
+  PutVarint64(&out, r.version_stamp);
+  PutPairs(&out, r.tags);
+  return out;
+}
+
+std::optional<TagsRecord> DecodeTagsRecord(std::string_view in) {
+  if (in.empty() || in[0] != kTagsFormat) return std::nullopt;
+  in.remove_prefix(1);
+  TagsRecord r;
+  if (!GetString(&in, &r.data_id) || !GetVarint64(&in, &r.version_stamp) ||
+      !GetPairs(&in, &r.tags) || !in.empty()) {
+    return std::nullopt;
+  }
+  return r;
 }
 
 std::string EncodeTrailer(TrailerKind kind, std::string_view payload) {
@@ -74,14 +105,14 @@ std::string EncodeTrailer(TrailerKind kind, std::string_view payload) {
 std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer) {
   if (trailer.empty()) return std::nullopt;
   char k = trailer[0];
-  if (k != 'O' && k != 'P' && k != 'M' && k != 'B') return std::nullopt;
+  if (k != 'O' && k != 'P' && k != 'M' && k != 'B' && k != 'U' && k != 'T') return std::nullopt;
   return std::make_pair(static_cast<TrailerKind>(k), trailer.substr(1));
 }
 
 std::string EncodeObjectRecord(const ObjectRecord& r) {
   std::string out;
   out.push_back(kObjectFormat);
-  PutVarint64(&out, r.is_inline ? kFlagInline : 0);
+  PutVarint64(&out, (r.is_inline ? kFlagInline : 0) | (r.tags_on_drives ? kFlagTagsOnDrives : 0));
   PutVarint64(&out, r.size_bytes);
   PutLengthPrefixed(&out, r.etag);
   PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
@@ -119,6 +150,7 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
   }
   r.mtime_ns = static_cast<int64_t>(mtime);
   r.is_inline = flags & kFlagInline;
+  r.tags_on_drives = flags & kFlagTagsOnDrives;
   if (!GetHeaders(&in, &r.headers)) return std::nullopt;
   if (!GetString(&in, r.is_inline ? &r.inline_data : &r.file_id)) return std::nullopt;
   if (extended) {
@@ -200,17 +232,21 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutVarint64(&out, static_cast<uint64_t>(r.created_ns));
   PutLengthPrefixed(&out, r.region);
   PutLengthPrefixed(&out, r.owner);
+  PutPairs(&out, r.tags);  // format 2
   return out;
 }
 
 std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
-  if (in.empty() || in[0] != kBucketFormat) return std::nullopt;
+  if (in.empty() || in[0] < 1 || in[0] > kBucketFormat) return std::nullopt;
+  const char format = in[0];
   in.remove_prefix(1);
   BucketRecord r;
   uint64_t created;
   if (!GetVarint64(&in, &created) || !GetString(&in, &r.region) || !GetString(&in, &r.owner)) {
     return std::nullopt;
   }
+  if (format >= 2 && !GetPairs(&in, &r.tags)) return std::nullopt;
+  if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;
 }

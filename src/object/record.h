@@ -53,6 +53,10 @@ struct ObjectRecord {
   Tags tags;
   std::string storage_class;  // "" = STANDARD
   std::string upload_id;      // the multipart upload that completed into it ("" if none)
+  // The tags were replaced after the write (PutObjectTagging) and the
+  // current ones are also on the drives, in the tag record
+  // TagsRecordId(file_id) (self-describing stores only; flag bit 1).
+  bool tags_on_drives = false;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;
@@ -81,6 +85,7 @@ struct BucketRecord {
   int64_t created_ns = 0;
   std::string region;
   std::string owner;
+  Tags tags;  // PutBucketTagging (up to 50)
 };
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,
@@ -90,10 +95,28 @@ enum class TrailerKind : char {
   kPart = 'P',      // a multipart part; payload: an ObjectRecord of the part
   kManifest = 'M',  // a completed multipart object; payload: its ObjectRecord (parts listed)
   kBucket = 'B',    // a bucket marker; payload: its BucketRecord
+  kUpload = 'U',    // a multipart upload in progress; payload: its UploadRecord
+  kTags = 'T',      // the tags of an object version set after its write; payload: TagsRecord
 };
 std::string EncodeTrailer(TrailerKind kind, std::string_view payload);
 // nullopt if empty or of an unknown kind.
 std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer);
+
+// What PutObjectTagging leaves on a self-describing store: the current tags
+// of the object version whose data (or multipart manifest) is `data_id`.
+struct TagsRecord {
+  std::string data_id;
+  uint64_t version_stamp = 0;  // of the object version
+  Tags tags;
+};
+std::string EncodeTagsRecord(const TagsRecord& r);
+std::optional<TagsRecord> DecodeTagsRecord(std::string_view data);
+
+// Data ids of the small records on self-describing stores (32 hex chars,
+// derived so that the engine finds them again): the tag record of the
+// version whose data is `data_id`, and the marker of an upload in progress.
+std::string TagsRecordId(const std::string& data_id);
+std::string UploadMarkerId(const std::string& upload_id);
 
 std::string EncodeObjectRecord(const ObjectRecord& r);
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view data);

@@ -68,6 +68,7 @@ namespace strata::s3 {
     "You must provide the Content-Length HTTP header.")                                         \
   X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
   X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
+  X(kNoSuchTagSet, "NoSuchTagSet", 404, "The TagSet does not exist")                              \
   X(kNoSuchUpload, "NoSuchUpload", 404,                                                         \
     "The specified multipart upload does not exist. The upload ID might be invalid, or the "    \
     "multipart upload might have been aborted or completed.")                                   \

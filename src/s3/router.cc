@@ -106,7 +106,12 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     if (m == "GET" && r.Has("location")) return Op::kGetBucketLocation;
     if (m == "POST" && r.Has("delete")) return Op::kDeleteObjects;
     if (m == "GET" && r.Has("uploads")) return Op::kListMultipartUploads;
-    if (r.Has("tagging")) return MakeError(ErrorCode::kNotImplemented, "Bucket tagging is not implemented");
+    if (r.Has("tagging")) {
+      if (m == "PUT") return Op::kPutBucketTagging;
+      if (m == "GET") return Op::kGetBucketTagging;
+      if (m == "DELETE") return Op::kDeleteBucketTagging;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
     if (m == "GET") {
       const std::string* lt = r.Query("list-type");
       if (lt && *lt == "2") return Op::kListObjectsV2;

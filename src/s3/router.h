@@ -36,6 +36,9 @@ enum class Op {
   kPutObjectTagging,
   kGetObjectTagging,
   kDeleteObjectTagging,
+  kPutBucketTagging,
+  kGetBucketTagging,
+  kDeleteBucketTagging,
   kGetObjectAttributes,
   kPostObject,
   kAdmin,  // strata's own admin API: /_strata/admin/<action> (key = action)

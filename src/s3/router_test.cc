@@ -63,6 +63,9 @@ TEST(Router, MultipartCopyTaggingOperations) {
   EXPECT_EQ(Ok(Req("PUT", "/bucket/k?tagging")).op, Op::kPutObjectTagging);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?tagging")).op, Op::kGetObjectTagging);
   EXPECT_EQ(Ok(Req("DELETE", "/bucket/k?tagging")).op, Op::kDeleteObjectTagging);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?tagging")).op, Op::kPutBucketTagging);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?tagging")).op, Op::kGetBucketTagging);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?tagging")).op, Op::kDeleteBucketTagging);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?attributes")).op, Op::kGetObjectAttributes);
   EXPECT_EQ(Ok(Req("POST", "/bucket")).op, Op::kPostObject);
 }

@@ -72,6 +72,9 @@ OpResult Dispatch(OpContext& ctx) {
     case Op::kPutObjectTagging: return PutObjectTagging(ctx);
     case Op::kGetObjectTagging: return GetObjectTagging(ctx);
     case Op::kDeleteObjectTagging: return DeleteObjectTagging(ctx);
+    case Op::kPutBucketTagging: return PutBucketTagging(ctx);
+    case Op::kGetBucketTagging: return GetBucketTagging(ctx);
+    case Op::kDeleteBucketTagging: return DeleteBucketTagging(ctx);
     case Op::kGetObjectAttributes: return GetObjectAttributes(ctx);
     case Op::kPostObject: return PostObject(ctx);
     case Op::kAdmin: return Admin(ctx);

@@ -75,6 +75,15 @@ std::variant<Config, std::string> ParseServerArgs(const std::vector<std::string>
       if (!(v = value()) || !ParseInt(*v, 0, 7 * 24 * 3600, &c.kv_idle_timeout_s)) {
         return "--kv-idle-timeout-s needs seconds (0: none)";
       }
+    } else if (a == "--kv-default-quota" || a == "--kv-max-bytes") {
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long n = (v = value()) ? std::strtoull(v->c_str(), &end, 10) : 0;
+      if (!v || v->empty() || errno != 0 || *end != '\0' || v->front() == '-') {
+        return a + " needs a number of bytes (0: none)";
+      }
+      (a == "--kv-default-quota" ? c.kv_default_quota_bytes : c.kv_max_bytes) = n;
+      if (a == "--kv-max-bytes") c.kv_max_bytes_explicit = true;
     } else if (a == "--data") {
       if (!(v = value())) return "--data needs a directory";
       c.data_dir = *v;

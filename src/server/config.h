@@ -36,6 +36,12 @@ struct Config {
   int kv_max_connections = 4096;
   int kv_max_connections_per_ip = 512;
   int kv_idle_timeout_s = 300;  // 0: none
+  // Per-namespace quota when a client gives none, and the cap of the whole
+  // KV tier (default: half the capacity of the data store's file systems,
+  // measured at start); 0: none. Over them PUTs evict (quota) or are refused.
+  uint64_t kv_default_quota_bytes = 8ull << 30;
+  uint64_t kv_max_bytes = 0;
+  bool kv_max_bytes_explicit = false;
 };
 
 // Root secrets set by the operator are at least this long (the KV AUTH and

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <cerrno>
 #include <cstring>
@@ -40,7 +41,7 @@ constexpr char kUsage[] =
     "                [--workers N] [--drives D1,...,DN [--ec K+M]] [--scrub-interval-s S]\n"
     "                [--checkpoint-interval-s S] [--kv-listen HOST:PORT|off] [--sigv2 on|off]\n"
     "                [--kv-workers N] [--kv-max-connections N] [--kv-max-connections-per-ip N]\n"
-    "                [--kv-idle-timeout-s S]\n"
+    "                [--kv-idle-timeout-s S] [--kv-default-quota BYTES] [--kv-max-bytes BYTES]\n"
     "                [--max-connections N] [--idle-timeout-s S] [--header-timeout-s S]\n"
     "                [--min-body-rate BYTES_PER_S]\n"
     "      Root credentials come from STRATA_ROOT_USER / STRATA_ROOT_PASSWORD (a secret of\n"
@@ -121,6 +122,22 @@ void RaiseDescriptorLimit() {
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
+}
+
+// The KV tier's default global cap: half of what the data store's file
+// systems hold (for erasure-coded drives, the data share of them).
+uint64_t HalfOfCapacity(const Config& cfg) {
+  auto capacity = [](const std::string& dir) -> uint64_t {
+    struct statvfs sv {};
+    if (::statvfs(dir.c_str(), &sv) != 0) return 0;
+    return static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize;
+  };
+  if (cfg.drives.empty()) return capacity(cfg.data_dir) / 2;
+  uint64_t total = 0;
+  for (const std::string& d : cfg.drives) total += capacity(d);
+  int k = cfg.ec_k, m = cfg.ec_m;
+  if (k <= 0 || m < 0) storage::DefaultLayout(static_cast<int>(cfg.drives.size()), &k, &m);
+  return total / 2 * static_cast<uint64_t>(k) / static_cast<uint64_t>(k + m);
 }
 
 int RunServer(const std::vector<std::string>& args) {
@@ -225,6 +242,8 @@ int RunServer(const std::vector<std::string>& args) {
     kvo.max_connections = static_cast<size_t>(cfg.kv_max_connections);
     kvo.max_connections_per_address = static_cast<size_t>(cfg.kv_max_connections_per_ip);
     kvo.idle_timeout_ms = static_cast<uint32_t>(cfg.kv_idle_timeout_s) * 1000u;
+    kvo.default_quota_bytes = cfg.kv_default_quota_bytes;
+    kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
     kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -24,7 +25,12 @@ struct DataHeader {
   std::string key;
   std::string upload_id;     // multipart parts only
   uint32_t part_number = 0;  // multipart parts only
+  // The generation: a rewrite of an id (same id, new content) must carry a
+  // greater stamp, so that a shard left by an older write (a drive that was
+  // offline then) is told apart and never mixed in (shard-file.md).
   uint64_t version_stamp = 0;
+
+  bool operator==(const DataHeader&) const = default;
 };
 
 class DataWriter {
@@ -60,11 +66,21 @@ class DataStore {
   // an erasure-coded pool keeps everything on the drives so that the index
   // can be rebuilt from them).
   virtual size_t inline_max_bytes() const = 0;
-  // Every data id the store holds (for the orphan sweep); NotImplemented
-  // where the store cannot enumerate itself cheaply.
-  virtual Result<std::vector<std::string>> ListIds() {
-    return NotImplemented("this data store cannot list its ids");
-  }
+
+  // ---- Enumeration, for rebuild-index (object/rebuild.h) and the scrubber.
+  // ReadHeaderAndTrailer: stores that do not describe their data
+  // (PlainDataStore: no headers, small objects only in the metadata) return
+  // NotImplemented.
+  //
+  // Every data id the store has anything of (ids removed while a drive was
+  // offline included, until their leftovers are cleaned up); the plain store's
+  // start-up orphan sweep uses it too.
+  virtual Result<std::vector<std::string>> ListIds() = 0;
+  // The header and trailer `id` was written with (its newest generation).
+  // NotFound if nothing of `id` exists or it was removed (a tombstone covers
+  // what is left of it); Corruption if no shard is readable.
+  virtual Result<std::pair<DataHeader, std::string>> ReadHeaderAndTrailer(
+      const std::string& id) = 0;
 };
 
 }  // namespace strata::storage

@@ -77,13 +77,14 @@ class ErasureDataStore : public DataStore {
   virtual void SetHealCallback(std::function<void(const std::string& id)> callback) = 0;
 
   // Verifies every block of every shard of `id`; rewrites missing/corrupt
-  // shards from the healthy ones. NotFound if no drive has a shard of `id`.
+  // shards from the healthy ones. NotFound if no drive has a shard of `id`,
+  // or `id` was removed: then the shards a tombstone marks dead are deleted
+  // (and, once every drive is online, the tombstones too).
   virtual Result<HealResult> Heal(const std::string& id) = 0;
-  // Lists every data id that has at least one shard on some drive.
-  virtual Result<std::vector<std::string>> ListIds() = 0;
-  // Header fields and trailer of `id` from any healthy shard (rebuild-index).
-  virtual Result<std::pair<DataHeader, std::string>> ReadHeaderAndTrailer(
-      const std::string& id) = 0;
+
+  // DataStore::ListIds: every id with a shard file or a tombstone on an
+  // online drive. DataStore::ReadHeaderAndTrailer: from the reference shard
+  // (the newest generation with k shards; see shard-file.md).
 };
 
 }  // namespace strata::storage

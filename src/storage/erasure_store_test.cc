@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "common/check.h"
 #include "io/fault_fs.h"
 #include "io/mem_fs.h"
 #include "storage/shard_format.h"
@@ -845,6 +846,21 @@ INSTANTIATE_TEST_SUITE_P(Layouts, ErasureStoreTest,
                            return std::to_string(info.param.k) + "plus" +
                                   std::to_string(info.param.m);
                          });
+
+// The store's invariants (k >= 1, k + m == drives, shard index < k + m, ...)
+// are STRATA_CHECKs: they abort in the RelWithDebInfo build we test, where
+// assert() is compiled out.
+TEST(ErasureInvariantTest, ChecksAbortInEveryBuild) {
+#ifdef NDEBUG
+  const bool asserts_compiled_out = true;
+#else
+  const bool asserts_compiled_out = false;
+#endif
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(STRATA_CHECK(1 + 1 == 3, "detail " + std::to_string(7)),
+               "STRATA_CHECK\\(1 \\+ 1 == 3\\) failed: detail 7");
+  std::printf("asserts compiled out in this build: %s\n", asserts_compiled_out ? "yes" : "no");
+}
 
 TEST(ErasureLayoutTest, Defaults) {
   int k, m;

@@ -217,6 +217,11 @@ class PlainDataStore : public DataStore {
     }
     return ids;
   }
+  // Plain data files have no header or trailer, and small objects live only
+  // in the metadata: nothing to rebuild an index from.
+  Result<std::pair<DataHeader, std::string>> ReadHeaderAndTrailer(const std::string&) override {
+    return NotImplemented("the plain data store keeps no headers or trailers");
+  }
 
   Status Init() {
     for (int i = 0; i < 256; ++i) {

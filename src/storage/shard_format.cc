@@ -102,6 +102,10 @@ Result<ShardHeader> DecodeShardHeader(std::string_view bytes) {
       part > UINT32_MAX) {
     return Corruption("shard header: field out of range");
   }
+  if (index >= k + m) {  // shard i of k + m exists for i < k + m only
+    return Corruption("shard header: shard index " + std::to_string(index) + " of a " +
+                      std::to_string(k) + "+" + std::to_string(m) + " layout");
+  }
   h.shard_index = static_cast<uint32_t>(index);
   h.k = static_cast<uint32_t>(k);
   h.m = static_cast<uint32_t>(m);
@@ -160,6 +164,35 @@ Result<ShardFooter> DecodeShardFooter(std::string_view bytes) {
   f.object_size = DecodeFixed64LE(fixed.data());
   f.trailer = std::string(trailer);
   return f;
+}
+
+// ---------------------------------------------------------------- tombstone
+
+std::string EncodeTombstone(const Tombstone& t) {
+  std::string out(kTombstoneMagic);
+  PutFixed32LE(&out, kTombstoneFormatVersion);
+  PutLengthPrefixed(&out, t.id);
+  PutFixed64LE(&out, t.removed_through);
+  PutFixed32LE(&out, Crc32c(out.data(), out.size()));
+  return out;
+}
+
+Result<Tombstone> DecodeTombstone(std::string_view bytes) {
+  if (bytes.size() < kTombstoneMagic.size() + 4 + 1 + 8 + 4) return Corruption("tombstone: truncated");
+  if (bytes.substr(0, kTombstoneMagic.size()) != kTombstoneMagic) {
+    return Corruption("tombstone: bad magic");
+  }
+  uint32_t version = DecodeFixed32LE(bytes.data() + 8);
+  if (version != kTombstoneFormatVersion) {
+    return Corruption("tombstone: unknown format version " + std::to_string(version));
+  }
+  if (Crc32c(bytes.data(), bytes.size() - 4) != DecodeFixed32LE(bytes.data() + bytes.size() - 4)) {
+    return Corruption("tombstone: checksum mismatch");
+  }
+  std::string_view in = bytes.substr(12, bytes.size() - 12 - 4);
+  std::string_view id;
+  if (!GetLengthPrefixed(&in, &id) || in.size() != 8) return Corruption("tombstone: malformed");
+  return Tombstone{std::string(id), DecodeFixed64LE(in.data())};
 }
 
 // ---------------------------------------------------------------- geometry

@@ -97,6 +97,23 @@ struct StripeLayout {
   uint64_t ShardDataBytes() const;
 };
 
+// ---------------------------------------------------------------- tombstone
+
+// DRIVE/shards/xx/<id>.gone: `id` was removed while some drive was offline;
+// every shard of it whose header version stamp is <= `removed_through` is
+// dead (a returning drive's leftovers). docs/formats/shard-file.md.
+inline constexpr std::string_view kTombstoneMagic = "STRATATB";  // 8 bytes
+inline constexpr uint32_t kTombstoneFormatVersion = 1;
+
+struct Tombstone {
+  std::string id;
+  uint64_t removed_through = 0;
+};
+
+std::string EncodeTombstone(const Tombstone& t);
+// Corruption on a bad magic, version, length or CRC.
+Result<Tombstone> DecodeTombstone(std::string_view bytes);
+
 // ---------------------------------------------------------------- drive format
 
 inline constexpr std::string_view kDriveFormatFile = "format";

@@ -68,6 +68,17 @@ TEST(ShardFormatTest, HeaderEmptyFieldsRoundTrip) {
   EXPECT_EQ(dec->data.part_number, 0u);
 }
 
+TEST(ShardFormatTest, ShardIndexOutsideTheLayoutIsCorruption) {
+  ShardHeader h = SampleHeader();
+  h.shard_index = h.k + h.m;  // a well-formed, checksummed header of an impossible shard
+  auto dec = DecodeShardHeader(EncodeShardHeader(h));
+  EXPECT_EQ(dec.status().code(), Code::kCorruption);
+  EXPECT_NE(dec.status().message().find("shard index 6 of a 4+2 layout"), std::string::npos)
+      << dec.status().ToString();
+  h.shard_index = h.k + h.m - 1;
+  EXPECT_TRUE(DecodeShardHeader(EncodeShardHeader(h)).ok());
+}
+
 TEST(ShardFormatTest, EveryHeaderBitFlipIsDetected) {
   std::string enc = EncodeShardHeader(SampleHeader());
   for (size_t i = 0; i < enc.size(); ++i) {
@@ -166,6 +177,24 @@ DriveFormat SampleFormat() {
   f.m = 2;
   f.block_bytes = 1 << 20;
   return f;
+}
+
+TEST(ShardFormatTest, TombstoneRoundTripAndDamage) {
+  Tombstone t{"0123456789abcdef0123456789abcdef", 0x0102030405060708ull};
+  std::string enc = EncodeTombstone(t);
+  EXPECT_EQ(enc.substr(0, 8), "STRATATB");
+  auto dec = DecodeTombstone(enc);
+  ASSERT_TRUE(dec.ok()) << dec.status().ToString();
+  EXPECT_EQ(dec->id, t.id);
+  EXPECT_EQ(dec->removed_through, t.removed_through);
+  for (size_t i = 0; i < enc.size(); ++i) {
+    std::string bad = enc;
+    bad[i] ^= 0x20;
+    EXPECT_EQ(DecodeTombstone(bad).status().code(), Code::kCorruption) << i;
+  }
+  for (size_t n = 0; n < enc.size(); ++n) {
+    EXPECT_EQ(DecodeTombstone(enc.substr(0, n)).status().code(), Code::kCorruption) << n;
+  }
 }
 
 TEST(ShardFormatTest, DriveFormatRoundTrip) {

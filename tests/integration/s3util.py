@@ -57,6 +57,12 @@ def extra_headers(client, operation, headers):
         client.meta.events.unregister(event, add, unique_id=f"extra-headers-{id(add)}")
 
 
+def stored_size(n):
+    """Size on disk of a plain-store data file holding n bytes: the bytes, a
+    CRC32C per 64 KiB block and a 24-byte footer (docs/formats/data-files.md)."""
+    return n + 4 * ((n + 65535) // 65536) + 24
+
+
 def data_files(server):
     """{(inode, size)} of the data files under DATA/objects (objects above 128 KiB)."""
     out = set()

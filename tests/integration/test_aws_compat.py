@@ -102,5 +102,42 @@ class AwsCompatTest(ServerTestCase):
         self.assertS3Error(self.s3.head_object, "404", 404, Bucket=self.bucket, Key="nolen")
 
 
+class BucketTaggingTest(ServerTestCase):
+    def test_put_get_delete_bucket_tagging(self):
+        b = self.bucket_name("btag")
+        self.s3.create_bucket(Bucket=b)
+        self.assertS3Error(self.s3.get_bucket_tagging, "NoSuchTagSet", 404, Bucket=b)
+        tags = [{"Key": "team", "Value": "rag"}, {"Key": "cost-centre", "Value": "42"},
+                {"Key": "empty", "Value": ""}]
+        self.s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": tags})
+        got = self.s3.get_bucket_tagging(Bucket=b)["TagSet"]
+        self.assertEqual(sorted((t["Key"], t["Value"]) for t in got),
+                         sorted((t["Key"], t["Value"]) for t in tags))
+        # Replacing, not merging.
+        self.s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": [{"Key": "only", "Value": "1"}]})
+        self.assertEqual(self.s3.get_bucket_tagging(Bucket=b)["TagSet"], [{"Key": "only", "Value": "1"}])
+        # 50 is the limit on buckets (10 on objects); duplicates and long keys are InvalidTag.
+        fifty = [{"Key": f"k{i}", "Value": "v"} for i in range(50)]
+        self.s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": fifty})
+        self.assertEqual(len(self.s3.get_bucket_tagging(Bucket=b)["TagSet"]), 50)
+        self.assertS3Error(self.s3.put_bucket_tagging, "BadRequest", 400, Bucket=b,
+                           Tagging={"TagSet": fifty + [{"Key": "k50", "Value": "v"}]})
+        self.assertS3Error(self.s3.put_bucket_tagging, "InvalidTag", 400, Bucket=b,
+                           Tagging={"TagSet": [{"Key": "a", "Value": "1"}, {"Key": "a", "Value": "2"}]})
+        self.assertS3Error(self.s3.put_bucket_tagging, "InvalidTag", 400, Bucket=b,
+                           Tagging={"TagSet": [{"Key": "x" * 129, "Value": "1"}]})
+        self.s3.delete_bucket_tagging(Bucket=b)
+        self.assertS3Error(self.s3.get_bucket_tagging, "NoSuchTagSet", 404, Bucket=b)
+        self.assertS3Error(self.s3.get_bucket_tagging, "NoSuchBucket", 404, Bucket="no-such-bucket-x")
+        # Tags survive a restart.
+        self.s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": [{"Key": "keep", "Value": "me"}]})
+        self.server.stop()
+        self.server.start()
+        s3 = self.server.boto3_client()
+        self.assertEqual(s3.get_bucket_tagging(Bucket=b)["TagSet"], [{"Key": "keep", "Value": "me"}])
+        s3.close()
+        self.s3 = self.server.boto3_client()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -227,8 +227,11 @@ class HostileClientTest(ServerTestCase):
 
 
 class ConnectionLimitTest(unittest.TestCase):
+    server = None
+
     def tearDown(self):
-        self.server.cleanup()
+        if self.server is not None:
+            self.server.cleanup()
 
     def test_connection_cap_answers_slow_down_and_recovers(self):
         self.server = Server(extra_args=["--max-connections", "40"]).start()

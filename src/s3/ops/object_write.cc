@@ -96,9 +96,12 @@ std::variant<object::Tags, Error> ParseTaggingHeader(std::string_view header) {
   return tags;
 }
 
-std::optional<Error> ValidateTags(const object::Tags& tags) {
-  if (tags.size() > 10) {
-    return MakeError(ErrorCode::kBadRequestTagCount, "Object tags cannot be greater than 10");
+std::optional<Error> ValidateTags(const object::Tags& tags, size_t max_tags) {
+  if (tags.size() > max_tags) {
+    return MakeError(ErrorCode::kBadRequestTagCount,
+                     max_tags == 10 ? "Object tags cannot be greater than 10"
+                                    : "Bucket tag count cannot be greater than " +
+                                          std::to_string(max_tags));
   }
   for (size_t i = 0; i < tags.size(); ++i) {
     const auto& [k, v] = tags[i];

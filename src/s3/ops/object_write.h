@@ -22,7 +22,8 @@ std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Reques
 // Tags from an x-amz-tagging header ("k1=v1&k2=v2", URL-encoded).
 std::variant<object::Tags, Error> ParseTaggingHeader(std::string_view header);
 // AWS limits: at most 10 tags, unique keys of 1-128 and values of 0-256 characters.
-std::optional<Error> ValidateTags(const object::Tags& tags);
+// AWS's tag rules; at most `max_tags` (10 on objects, 50 on buckets).
+std::optional<Error> ValidateTags(const object::Tags& tags, size_t max_tags = 10);
 
 // x-amz-storage-class, validated; "" when absent or STANDARD.
 std::variant<std::string, Error> StorageClassFromRequest(const http::Request& req);

@@ -1,4 +1,5 @@
 // Object tagging (Put/Get/DeleteObjectTagging) and GetObjectAttributes.
+#include "common/hash.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 #include "s3/xml.h"
@@ -43,6 +44,53 @@ OpResult GetObjectTagging(OpContext& ctx) {
 OpResult DeleteObjectTagging(OpContext& ctx) {
   Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, {});
   if (!st.ok()) return TagTargetError(ctx, st);
+  return SendEmpty(ctx, 204);
+}
+
+// Bucket tagging: up to 50 tags in the bucket record (and its marker on
+// self-describing stores, so rebuild-index keeps them).
+OpResult PutBucketTagging(OpContext& ctx) {
+  auto body = ReadSmallBody(ctx, 64 * 1024);
+  if (auto* e = std::get_if<Error>(&body)) return *e;
+  const std::string& xml = std::get<std::string>(body);
+  auto md5 = ContentMd5(ctx.http);
+  if (auto* e = std::get_if<Error>(&md5)) return *e;
+  if (const auto& want = std::get<std::optional<std::string>>(md5); want) {
+    StreamHash h(StreamHash::Kind::kMd5);
+    h.Update(xml.data(), xml.size());
+    if (h.Final() != *want) return MakeError(ErrorCode::kBadDigest);
+  }
+  auto tags = ParseTagging(xml);
+  if (!tags) return MakeError(ErrorCode::kMalformedXML);
+  if (auto e = ValidateTags(*tags, 50)) return *e;
+  Status st = ctx.engine.SetBucketTags(ctx.route.bucket, std::move(*tags));
+  if (st.code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
+  if (!st.ok()) return FromStatus(st);
+  return SendEmpty(ctx, 204);
+}
+
+OpResult GetBucketTagging(OpContext& ctx) {
+  auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+  if (bucket->tags.empty()) return MakeError(ErrorCode::kNoSuchTagSet);
+  XmlWriter w;
+  w.Open("Tagging");
+  w.Open("TagSet");
+  for (const auto& [k, v] : bucket->tags) {
+    w.Open("Tag");
+    w.Element("Key", k);
+    w.Element("Value", v);
+    w.Close("Tag");
+  }
+  w.Close("TagSet");
+  w.Close("Tagging");
+  return SendXml(ctx, w.Finish());
+}
+
+OpResult DeleteBucketTagging(OpContext& ctx) {
+  Status st = ctx.engine.SetBucketTags(ctx.route.bucket, {});
+  if (st.code() == Code::kNotFound) return MakeError(ErrorCode::kNoSuchBucket);
+  if (!st.ok()) return FromStatus(st);
   return SendEmpty(ctx, 204);
 }
 

@@ -1,0 +1,283 @@
+// The per-id lock discipline of the erasure store (erasure_internal.h, at
+// IdLock): publish, heal and remove of one id exclude each other, readers open
+// a consistent set of shards, and shards of another generation of an id
+// (a drive that missed an overwrite) are never mixed into reads or heals.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "common/hash.h"
+#include "io/mem_fs.h"
+#include "storage/erasure_store.h"
+#include "storage/store_test_util.h"
+
+namespace strata::storage {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Forwards to a base FileSystem; Rename sleeps `step` x (drive index), so the
+// renames that publish one write land on the drives one after the other (as
+// on a loaded machine), with windows in which some drives show the new shard
+// and others the old one.
+class StaggeredRenameFs : public io::FileSystem {
+ public:
+  StaggeredRenameFs(io::FileSystem* base, std::chrono::microseconds step)
+      : base_(base), step_(step) {}
+  Status Rename(const std::string& from, const std::string& to) override {
+    size_t d = to.find("/d");
+    if (d != std::string::npos && d + 2 < to.size() && std::isdigit(to[d + 2])) {
+      std::this_thread::sleep_for(step_ * (to[d + 2] - '0'));
+    }
+    return base_->Rename(from, to);
+  }
+  Result<std::unique_ptr<io::WritableFile>> NewWritableFile(const std::string& p) override {
+    return base_->NewWritableFile(p);
+  }
+  Result<std::unique_ptr<io::ReadableFile>> NewReadableFile(const std::string& p) override {
+    return base_->NewReadableFile(p);
+  }
+  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
+  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
+  Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
+  Result<std::vector<std::string>> ListDir(const std::string& p) override {
+    return base_->ListDir(p);
+  }
+  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
+  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
+
+ private:
+  io::FileSystem* base_;
+  std::chrono::microseconds step_;
+};
+
+constexpr size_t kBlock = 256;
+constexpr int kDrives = 4, kK = 2, kM = 2;
+constexpr size_t kSize = 3 * kK * kBlock + 77;  // 4 stripes, the last one short
+
+std::string Pattern(size_t n, uint64_t seed) {
+  std::string s(n, '\0');
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    s[i] = static_cast<char>(x);
+  }
+  return s;
+}
+
+std::string Id(int i) { return "a" + std::to_string(i) + std::string(30, '0'); }
+
+// Version v of id i: its bytes, its header (the version stamp is the
+// generation) and its trailer.
+std::string Body(int i, int v) { return Pattern(kSize, i * 1000 + v); }
+DataHeader Header(int i, int v) {
+  return DataHeader{"bkt", "key" + std::to_string(i), "", 0, static_cast<uint64_t>(v + 1)};
+}
+std::string Trailer(int v) { return "version " + std::to_string(v); }
+
+PoolOptions Pool(std::vector<std::string> drives) {
+  PoolOptions o;
+  o.drives = std::move(drives);
+  o.k = kK;
+  o.m = kM;
+  o.block_bytes = kBlock;
+  return o;
+}
+std::vector<std::string> Drives() {
+  std::vector<std::string> d;
+  for (int i = 0; i < kDrives; ++i) d.push_back("/pool/d" + std::to_string(i));
+  return d;
+}
+
+Status Write(DataStore* store, int i, int v) {
+  ASSIGN_OR_RETURN(auto w, store->Create(Id(i), Header(i, v)));
+  const std::string body = Body(i, v);
+  for (size_t off = 0; off < body.size(); off += 300) {
+    RETURN_IF_ERROR(w->Append(std::string_view(body).substr(off, 300)));
+  }
+  return w->Finish(Trailer(v));
+}
+
+Result<std::string> Read(DataStore* store, int i) { return testing::ReadAll(store, Id(i), kSize); }
+
+std::string Slurp(io::FileSystem* fs, const std::string& path) {
+  auto f = fs->NewReadableFile(path);
+  if (!f.ok()) return "<" + f.status().ToString() + ">";
+  std::string s((*f)->Size(), '\0');
+  auto n = (*f)->ReadAt(0, s.data(), s.size());
+  return n.ok() ? s : "<read error>";
+}
+
+std::string ShardPath(const std::string& drive, const std::string& id) {
+  return drive + "/shards/" + id.substr(0, 2) + "/" + id;
+}
+
+// Overwrites of the same ids race readers and a scrubber (ListIds + Heal of
+// every id, what the Healer does without its rate limit). Nothing is damaged,
+// so: every read returns exactly one written version, heal never finds
+// anything to rebuild, and afterwards every shard file on every drive is
+// byte for byte the shard of the last version (as a pool that only ever saw
+// that version writes it: data and parity, so no mixture hides in a shard).
+TEST(ErasureRaceTest, HealAndReadsRaceOverwritesOfTheSameIds) {
+  auto mem = io::NewMemFileSystem();
+  StaggeredRenameFs fs(mem.get(), 300us);
+  auto opened = ErasureDataStore::Open(&fs, Pool(Drives()));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ErasureDataStore* store = opened->get();
+
+  constexpr int kIds = 2, kVersions = 100;  // 200 overwrites in all
+  std::map<std::string, int> version_of;    // body -> version
+  for (int i = 0; i < kIds; ++i) {
+    for (int v = 0; v <= kVersions; ++v) version_of[Body(i, v)] = v;
+    ASSERT_TRUE(Write(store, i, 0).ok());
+  }
+
+  std::atomic<int> writers_left{kIds};
+  std::atomic<int> write_errors{0}, read_errors{0}, mixtures{0}, reads{0};
+  std::atomic<int> heals{0}, heal_errors{0}, heal_rebuilds{0}, heal_unrecoverable{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kIds; ++i) {
+    threads.emplace_back([&, i] {
+      for (int v = 1; v <= kVersions; ++v) {
+        if (!Write(store, i, v).ok()) ++write_errors;
+      }
+      --writers_left;
+    });
+  }
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      while (writers_left.load() > 0) {
+        for (int i = 0; i < kIds; ++i) {
+          auto got = Read(store, i);
+          ++reads;
+          if (!got.ok()) {
+            ++read_errors;
+          } else if (version_of.find(*got) == version_of.end()) {
+            ++mixtures;
+          }
+        }
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (writers_left.load() > 0) {
+      auto ids = store->ListIds();
+      if (!ids.ok()) continue;
+      for (const std::string& id : *ids) {
+        auto heal = store->Heal(id);
+        ++heals;
+        if (!heal.ok()) {
+          ++heal_errors;
+          continue;
+        }
+        heal_rebuilds += heal->shards_rebuilt;
+        heal_unrecoverable += heal->unrecoverable ? 1 : 0;
+      }
+    }
+  });
+  for (auto& t : threads) t.join();
+
+  EXPECT_EQ(write_errors.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(read_errors.load(), 0) << "of " << reads.load() << " reads";
+  EXPECT_EQ(mixtures.load(), 0) << "reads that returned no written version, of " << reads.load();
+  EXPECT_GT(heals.load(), 0);
+  EXPECT_EQ(heal_errors.load(), 0) << "of " << heals.load() << " heals";
+  EXPECT_EQ(heal_rebuilds.load(), 0) << "shards 'repaired' on an undamaged pool, in "
+                                     << heals.load() << " heals";
+  EXPECT_EQ(heal_unrecoverable.load(), 0);
+
+  // The final state, shard by shard, against a pool that saw only the last version.
+  auto ref_mem = io::NewMemFileSystem();
+  auto ref = ErasureDataStore::Open(ref_mem.get(), Pool(Drives()));
+  ASSERT_TRUE(ref.ok());
+  for (int i = 0; i < kIds; ++i) {
+    auto got = Read(store, i);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(version_of[*got], kVersions) << "id " << i;
+    ASSERT_TRUE(Write(ref->get(), i, kVersions).ok());
+    for (const std::string& d : Drives()) {
+      EXPECT_TRUE(Slurp(mem.get(), ShardPath(d, Id(i))) == Slurp(ref_mem.get(), ShardPath(d, Id(i))))
+          << "shard of id " << i << " on " << d << " differs from the last version's";
+    }
+  }
+}
+
+// A drive that was offline during an overwrite comes back with the previous
+// generation's shard (same id, valid CRCs, older version stamp). With the
+// newer shards of the data drives lost, the only k "good" blocks would be one
+// of each generation: reads must fail rather than serve the mixture, and heal
+// must not rebuild the data shards from it.
+TEST(ErasureRaceTest, ShardOfAnOlderGenerationIsNeverMixedIn) {
+  auto mem = io::NewMemFileSystem();
+  auto store = ErasureDataStore::Open(mem.get(), Pool(Drives()));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Write(store->get(), 1, 0).ok());
+  const std::string v0_shard3 = Slurp(mem.get(), ShardPath(Drives()[3], Id(1)));
+  // Drive 3 offline (its directory unmounted elsewhere): v1 lands on drives 0..2.
+  std::vector<std::string> without3 = Drives();
+  without3[3] = "/unmounted/d3";
+  store->reset();
+  store = ErasureDataStore::Open(mem.get(), Pool(without3));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE(Write(store->get(), 1, 1).ok());
+  // Drive 3 is back, still holding v0's shard.
+  store->reset();
+  store = ErasureDataStore::Open(mem.get(), Pool(Drives()));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Slurp(mem.get(), ShardPath(Drives()[3], Id(1))) == v0_shard3);
+  auto got = Read(store->get(), 1);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == Body(1, 1));
+
+  // Lose v1's data shards: v1 has one shard left (drive 2), v0 one (drive 3).
+  ASSERT_TRUE(mem->RemoveFile(ShardPath(Drives()[0], Id(1))).ok());
+  ASSERT_TRUE(mem->RemoveFile(ShardPath(Drives()[1], Id(1))).ok());
+  got = Read(store->get(), 1);
+  EXPECT_FALSE(got.ok()) << "served "
+                         << (*got == Body(1, 0)   ? "v0"
+                             : *got == Body(1, 1) ? "v1"
+                                                  : "a mixture of v0 and v1");
+  auto heal = (*store)->Heal(Id(1));
+  ASSERT_TRUE(heal.ok()) << heal.status().ToString();
+  EXPECT_TRUE(heal->unrecoverable);
+  EXPECT_EQ(heal->shards_rebuilt, 0);
+  got = Read(store->get(), 1);
+  EXPECT_FALSE(got.ok() && *got != Body(1, 0) && *got != Body(1, 1))
+      << "heal rebuilt the data shards from two generations";
+}
+
+// With every v1 shard there, heal replaces the stale v0 shard with v1's.
+TEST(ErasureRaceTest, HealReplacesTheShardOfAnOlderGeneration) {
+  auto mem = io::NewMemFileSystem();
+  auto store = ErasureDataStore::Open(mem.get(), Pool(Drives()));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Write(store->get(), 1, 0).ok());
+  std::vector<std::string> without3 = Drives();
+  without3[3] = "/unmounted/d3";
+  store->reset();
+  store = ErasureDataStore::Open(mem.get(), Pool(without3));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Write(store->get(), 1, 1).ok());
+  store->reset();
+  store = ErasureDataStore::Open(mem.get(), Pool(Drives()));
+  ASSERT_TRUE(store.ok());
+  auto ht = (*store)->ReadHeaderAndTrailer(Id(1));
+  ASSERT_TRUE(ht.ok());
+  EXPECT_EQ(ht->second, Trailer(1));
+  auto heal = (*store)->Heal(Id(1));
+  ASSERT_TRUE(heal.ok());
+  EXPECT_EQ(heal->shards_rebuilt, 1);
+  EXPECT_FALSE(heal->unrecoverable);
+  // Now any k shards give v1.
+  for (int lost : {0, 1}) ASSERT_TRUE(mem->RemoveFile(ShardPath(Drives()[lost], Id(1))).ok());
+  auto got = Read(store->get(), 1);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == Body(1, 1));
+}
+
+}  // namespace
+}  // namespace strata::storage
