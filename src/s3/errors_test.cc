@@ -51,7 +51,9 @@ class EngineNotFoundTest : public ::testing::Test {
     auto engine = object::ObjectEngine::Open(store_.get(), kv_.get());
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
-    ASSERT_TRUE(engine_->CreateBucket("b", object::BucketRecord{1, "us-east-1", "me"}).ok());
+    object::BucketRecord bucket;
+    bucket.region = "us-east-1";
+    ASSERT_TRUE(engine_->CreateBucket("b", bucket).ok());
   }
 
   static ErrorCode Mapped(const Status& st) {
