@@ -24,7 +24,7 @@ cd "$root"
 configure_and_build() {
   if [[ ! -f "$build/build.ninja" ]]; then
     CXX="${STRATA_FUZZ_CXX:-clang++}" cmake -S "$root" -B "$build" -G Ninja \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
       -DSTRATA_FUZZ=ON >/dev/null
   fi
   ninja -C "$build" "$@"

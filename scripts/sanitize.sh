@@ -56,7 +56,7 @@ tsan)
   stamp "tsan: build (build-tsan/, unit tests only)"
   if [[ ! -f "$build/build.ninja" ]]; then
     CXX="${STRATA_TSAN_CXX:-clang++}" cmake -S "$root" -B "$build" -G Ninja \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
       -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" >/dev/null
   fi
