@@ -1,6 +1,6 @@
 // libFuzzer target: the on-drive formats of an erasure-coded pool
 // (storage/shard_format.h): shard headers, shard footers, drive format files,
-// and the stripe geometry. input[0] % 4 picks the decoder; bit 2 "re-seals"
+// the stripe geometry and tombstones. input[0] % 5 picks the decoder; bit 3 "re-seals"
 // the input first (fixes its length fields and recomputes its CRC), so that
 // the fuzzer gets past the checksums to the field decoding. Whatever decodes
 // must satisfy the documented constraints and re-encode to an equal value.
@@ -99,17 +99,32 @@ void Geometry(std::string_view in) {
   FUZZ_CHECK(l.StripeBytes(stripes) == 0);
 }
 
+void TombstoneFile(std::string in, bool reseal) {
+  if (reseal && in.size() >= 16) {
+    in.replace(0, 8, kTombstoneMagic);
+    SetFixed32LE(&in, 8, kTombstoneFormatVersion);
+    SetFixed32LE(&in, in.size() - 4, Crc32c(in.data(), in.size() - 4));
+  }
+  auto t = DecodeTombstone(in);
+  if (!t.ok()) return;
+  std::string once = EncodeTombstone(*t);
+  auto again = DecodeTombstone(once);
+  FUZZ_CHECK(again.ok() && again->id == t->id && again->removed_through == t->removed_through);
+  FUZZ_CHECK(EncodeTombstone(*again) == once);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  const bool reseal = data[0] & 4;
+  const bool reseal = data[0] & 8;
   std::string in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: Header(std::move(in), reseal); break;
     case 1: Footer(std::move(in), reseal); break;
     case 2: Format(std::move(in), reseal); break;
     case 3: Geometry(in); break;
+    case 4: TombstoneFile(std::move(in), reseal); break;
   }
   return 0;
 }

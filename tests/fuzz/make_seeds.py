@@ -326,20 +326,22 @@ def main():
           b'["starts-with","$Content-Type",""]]}\n--\nkey=${filename}\ncontent-type=multipart/form-data; boundary=xyz\n'
           b'file=C:\\a\\b.png')
 
-    # shard_format: control % 4 the decoder, bit 2 re-seal.
+    # shard_format: control % 5 the decoder, bit 3 re-seal.
     hdr_body = varint(2) + varint(4) + varint(2) + varint(1 << 20) + lp("0123456789abcdef0123456789abcdef") + \
         lp("bucket") + lp("key") + lp("") + varint(0) + varint(12345)
     hdr = b"STRATASH" + struct.pack("<II", 1, 16 + len(hdr_body) + 4) + hdr_body
     hdr += struct.pack("<I", crc32c(hdr))
     write("shard_format", "header", ctl([0]) + hdr)
-    write("shard_format", "header_reseal", ctl([4]) + hdr[:-8] + b"\x00\x00\x00\x00\x00\x00\x00\x00")
+    write("shard_format", "header_reseal", ctl([10]) + hdr[:-8] + b"\x00\x00\x00\x00\x00\x00\x00\x00")
     trailer = b"O" + b"\x02record"
     fixed = struct.pack("<QI", 5000, len(trailer))
     write("shard_format", "footer", ctl([1]) + trailer + fixed + struct.pack("<I", crc32c(trailer + fixed)) + b"STRATAFT")
     fmt = ("strata-drive-format 1\ndeployment=5f0c1e2d3c4b5a69788796a5b4c3d2e1\ndrive=a93b07c6d5e4f30211203f4e5d6c7b8a\n"
            "pool=0\nset=0\nposition=3\ndrives=6\nk=4\nm=2\nblock_bytes=1048576\n")
     write("shard_format", "drive_format", ctl([2]) + (fmt + "crc32c=%08x\n" % crc32c(fmt.encode())).encode())
-    write("shard_format", "drive_format_reseal", ctl([6]) + (fmt + "future_key=1\n").encode())
+    write("shard_format", "drive_format_reseal", ctl([12]) + (fmt + "future_key=1\n").encode())
+    tomb = b"STRATATB" + struct.pack("<I", 1) + lp("0123456789abcdef0123456789abcdef") + struct.pack("<Q", 77)
+    write("shard_format", "tombstone", ctl([4]) + tomb + struct.pack("<I", crc32c(tomb)))
     write("shard_format", "geometry", ctl([3]) + struct.pack("<QBI", 10 << 20, 4, 1 << 20) + b"\x00")
 
     # data_file: bit 0 build mode (written through the store, one byte damaged), bits 1-4 repeats.
@@ -369,6 +371,10 @@ def main():
           varint(0) + lp("") + lp(ACCESS))
     write("object_record", "part", ctl([2]) + bytes([1]) + varint(5 << 20) + lp("etag") + varint(3) + lp("fileid") + lp(""))
     write("object_record", "bucket", ctl([3]) + bytes([1]) + varint(1) + lp("us-east-1") + lp(ACCESS))
+    write("object_record", "tags_record", ctl([5]) + bytes([1]) + lp("0123456789abcdef0123456789abcdef") +
+          varint(7) + varint(2) + lp("k") + lp("v") + lp("k2") + lp(""))
+    write("object_record", "bucket_v2_tags", ctl([3]) + bytes([2]) + varint(1) + lp("us-east-1") + lp(ACCESS) +
+          varint(1) + lp("team") + lp("a"))
     write("object_record", "trailer", ctl([4]) + b"B" + bytes([1]) + varint(1) + lp("") + lp(""))
 
     # meta_keys: control % 3 the parser (raw KvStore keys).
