@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "common/time_util.h"
 #include "s3/post_policy.h"
 
 using namespace strata::s3;
@@ -61,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   for (const FormField& f : fields) {
-    (void)ParseIso8601Ms(f.value);
+    (void)strata::ParseIso8601Ms(f.value);
     if (auto b = MultipartBoundary(f.value)) {
       FUZZ_CHECK(IsMultipartFormData(f.value));
       FUZZ_CHECK(!b->empty() && b->size() <= 70);
