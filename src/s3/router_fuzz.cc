@@ -27,6 +27,7 @@ bool IsBucketOp(Op op) {
     case Op::kCreateBucket: case Op::kDeleteBucket: case Op::kHeadBucket:
     case Op::kGetBucketLocation: case Op::kListObjectsV1: case Op::kListObjectsV2:
     case Op::kDeleteObjects: case Op::kListMultipartUploads: case Op::kPostObject:
+    case Op::kPutBucketTagging: case Op::kGetBucketTagging: case Op::kDeleteBucketTagging:
       return true;
     default:
       return false;
