@@ -29,6 +29,7 @@
 
 #include "common/encoding.h"
 #include "common/log.h"
+#include "http/request_parse.h"
 #include "http/timed_stream.h"
 
 namespace strata::http {
@@ -79,7 +80,7 @@ std::string_view Reason(int status) {
   return std::string_view(reason.data(), reason.size());
 }
 
-using Parser = bhttp::request_parser<bhttp::buffer_body>;
+using Parser = RequestParser;
 using Clock = std::chrono::steady_clock;
 
 // Why a connection waits on the network thread.
@@ -110,8 +111,6 @@ struct Connection {
 // long (blocked in poll, no CPU) before handing the connection back to the
 // network thread, which would cost two thread switches.
 constexpr int kKeepAliveLingerMs = 1;
-// Read-ahead beyond the head limit that the connection buffer may hold.
-constexpr size_t kBufferSlackBytes = 64 * 1024;
 // Back-off before accepting again after running out of file descriptors.
 constexpr int kAcceptBackoffMs = 50;
 
@@ -181,18 +180,10 @@ class BodySource : public ByteSource {
   }
 
   Result<size_t> ReadParsed(char* buf, size_t n) {
-    while (true) {
-      parser_.get().body().data = buf;
-      parser_.get().body().size = n;
-      parser_.get().body().more = true;
-      boost::system::error_code ec;
-      bhttp::read_some(stream_, buffer_, parser_, ec);
-      if (ec == bhttp::error::need_buffer) ec = {};
-      size_t got = n - parser_.get().body().size;
-      if (ec) return Fail(ec);
-      if (got > 0) return got;
-      if (parser_.is_done()) return size_t{0};
-    }
+    boost::system::error_code ec;
+    size_t got = ReadParsedBody(stream_, buffer_, parser_, buf, n, ec);
+    if (ec) return Fail(ec);
+    return got;
   }
 
   Status Fail(const boost::system::error_code& ec) {
@@ -463,9 +454,7 @@ class ServerImpl : public Server {
   bool ReadHead(Connection& conn, TimedStream& stream, After* after, ParkReason* reason) {
     if (!conn.parser) {
       conn.parser.emplace();
-      conn.parser->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-      // Not boost::none: Boost 1.74 compares `len > none` as true and rejects every body.
-      conn.parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      ConfigureRequestParser(*conn.parser, options_.max_header_bytes);
       conn.head_deadline = Clock::now() + std::chrono::milliseconds(options_.header_timeout_ms);
     }
     if (conn.expired) {  // parked with a partial head past its deadline
@@ -509,36 +498,6 @@ class ServerImpl : public Server {
     return Close(conn, true);
   }
 
-  // RFC 9112 §6.1 / §6.3: a Transfer-Encoding whose final coding is not
-  // chunked leaves the body length unknowable, as does one beside a
-  // Content-Length; either would let the body run as a second request.
-  static std::optional<ProtocolError> CheckFraming(const Request& req) {
-    bool has_te = false, has_cl = false;
-    std::vector<std::string> codings;
-    for (const auto& [name, value] : req.headers) {
-      if (name == "content-length") has_cl = true;
-      if (name != "transfer-encoding") continue;
-      has_te = true;
-      std::string_view rest = value;
-      while (true) {
-        size_t comma = rest.find(',');
-        std::string_view item = rest.substr(0, comma);
-        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-        codings.push_back(AsciiLower(item));
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
-      }
-    }
-    if (!has_te) return std::nullopt;
-    if (has_cl || codings.back() != "chunked") return ProtocolError::kBadFraming;
-    for (size_t i = 0; i + 1 < codings.size(); ++i) {
-      if (codings[i] == "chunked") return ProtocolError::kBadFraming;  // chunked twice
-    }
-    if (codings.size() > 1) return ProtocolError::kUnsupportedTransferCoding;
-    return std::nullopt;
-  }
-
   // Serves requests on the connection while they keep coming; kPark (with
   // *reason) to wait on the network thread for more, kClosed when closed.
   After Serve(Connection& conn, ParkReason* reason) {
@@ -548,8 +507,8 @@ class ServerImpl : public Server {
       After after = After::kClosed;
       if (!ReadHead(conn, stream, &after, reason)) return after;
       Parser& parser = *conn.parser;
-      Request req = MakeRequest(parser, conn);
-      if (auto framing = CheckFraming(req)) {
+      Request req = http::MakeRequest(parser, conn.remote);
+      if (auto framing = http::CheckFraming(req)) {
         STRATA_LOG("refusing request framing from %s", conn.remote.c_str());
         return RespondAndClose(conn, stream, *framing);
       }
@@ -586,25 +545,6 @@ class ServerImpl : public Server {
       *reason = ParkReason::kIdle;
       return After::kPark;
     }
-  }
-
-  static Request MakeRequest(Parser& parser, const Connection& conn) {
-    Request req;
-    auto& msg = parser.get();
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    size_t q = req.target.find('?');
-    req.raw_path = req.target.substr(0, q);
-    if (q != std::string::npos) req.raw_query = req.target.substr(q + 1);
-    for (const auto& field : msg) {
-      auto name = field.name_string();
-      req.headers.emplace_back(AsciiLower(std::string_view(name.data(), name.size())),
-                               std::string(field.value()));
-    }
-    if (parser.content_length()) req.content_length = *parser.content_length();
-    req.chunked = parser.chunked();
-    req.remote_addr = conn.remote;
-    return req;
   }
 
   // Closes the connection. With linger, first stops sending and drains what
