@@ -233,14 +233,14 @@ class MemFileSystemImpl : public MemFileSystem {
     std::lock_guard lock(mu_);
     // Directories not durably linked from the root are gone, with their contents.
     std::set<std::string> reachable = {""};
-    std::vector<std::string> todo = {""};
-    while (!todo.empty()) {
-      std::string path = std::move(todo.back());
-      todo.pop_back();
+    std::vector<std::string> to_visit = {""};
+    while (!to_visit.empty()) {
+      std::string path = std::move(to_visit.back());
+      to_visit.pop_back();
       Dir& dir = dirs_[path];
       for (const std::string& sub : dir.durable_subdirs) {
         std::string child = path.empty() ? sub : path + "/" + sub;
-        if (reachable.insert(child).second) todo.push_back(child);
+        if (reachable.insert(child).second) to_visit.push_back(child);
       }
       dir.subdirs = dir.durable_subdirs;
     }
