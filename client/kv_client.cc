@@ -1,22 +1,34 @@
-// KvClient: blocking TCP client of the KV protocol. All framing comes from the
-// shared codec (kvcache/proto/frame.h); this file only moves bytes.
+// KvClient: pipelined TCP client of the KV protocol. All framing comes from
+// the shared codec (kvcache/proto/frame.h); this file only moves bytes.
 //
-// Copies: GET reads its 9-byte-per-item status table into a small vector and
-// then recv()s every block straight into its destination; PUT sends the frame
-// header + item table from one small string and the blocks from the caller's
-// memory with sendmsg (scatter), never copying them.
+// Senders (any thread) register the request under its id and send it whole
+// under the send lock; one receiver thread reads replies in whatever order
+// they come, hands each to its request's reply reader and completes it.
+//
+// Copies: GET reads its 16-byte-per-item head into a small vector and then
+// recv()s every block straight into its destination (and CRC32Cs it there);
+// PUT sends the frame header + item table from one small string and the
+// blocks from the caller's memory with sendmsg (scatter), never copying them.
 #include "strata/kv_client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstring>
+#include <future>
+#include <map>
 #include <mutex>
+#include <thread>
 
+#include "common/checksum.h"
 #include "common/net.h"
 #include "kvcache/proto/frame.h"
 
@@ -28,6 +40,9 @@ namespace proto = strata::kvcache::proto;
 #define STRATA_KV_SAME_CODE(name, byte, text) static_assert(static_cast<int>(KvCode::name) == byte);
 STRATA_KV_WIRE_STATUSES(STRATA_KV_SAME_CODE)
 #undef STRATA_KV_SAME_CODE
+static_assert(kMaxKeyBytes == proto::kMaxKeyBytes && kMinKeyBytes == proto::kMinKeyBytes &&
+              kMaxMetaBytes == proto::kMaxBlockMetaBytes &&
+              kMaxManifestBytes == proto::kMaxManifestBytes);
 
 const char* KvCodeName(KvCode code) {
   switch (code) {
@@ -45,6 +60,8 @@ const char* KvCodeName(KvCode code) {
       return "CLOSED";
     case KvCode::kBufferTooSmall:
       return "BUFFER_TOO_SMALL";
+    case KvCode::kCorrupt:
+      return "CORRUPT";
   }
   return "UNKNOWN";
 }
@@ -60,12 +77,15 @@ namespace {
 
 using proto::Op;
 using proto::WireStatus;
+using Clock = std::chrono::steady_clock;
 
 KvCode FromWire(WireStatus s) { return static_cast<KvCode>(s); }
 
 KvStatus Invalid(std::string m) { return KvStatus(KvCode::kInvalid, std::move(m)); }
+KvStatus ProtocolError(std::string m) { return KvStatus(KvCode::kProtocolError, std::move(m)); }
+KvStatus Closed() { return KvStatus(KvCode::kClosed, "connection is closed"); }
 
-// Replies to requests other than GET are small; anything larger is a broken server.
+// Replies to requests other than GET and EVENTS are small; anything larger is a broken server.
 constexpr uint64_t kMaxSmallReplyBytes = 64 << 10;
 // How many items one frame may carry (the codec's bound).
 constexpr size_t kMaxItems = proto::kMaxBatchItems;
@@ -74,254 +94,155 @@ KvStatus CheckKeys(std::span<const KeyView> keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!proto::ValidKey(keys[i])) {
       return Invalid("key " + std::to_string(i) + " has " + std::to_string(keys[i].size()) +
-                     " bytes; keys are 16..32 bytes");
+                     " bytes; keys are 16..64 bytes");
     }
   }
   return KvStatus::OK();
-}
-
-// A batch that failed as a whole: the items not yet answered carry its code.
-template <typename Item>
-KvStatus FailItems(std::span<Item> items, KvStatus s) {
-  for (Item& it : items) {
-    it.status = s.code();
-    if constexpr (requires { it.bytes; }) it.bytes = 0;
-  }
-  return s;
 }
 
 std::vector<std::string_view> AsViews(std::span<const KeyView> keys) {
   return std::vector<std::string_view>(keys.begin(), keys.end());
 }
 
+// Several frames that complete one call: the callback runs once, after the
+// last, with the first error (frames are independent on the wire).
+class Group {
+ public:
+  Group(size_t frames, KvCallback done) : left_(frames), done_(std::move(done)) {}
+  void FrameDone(const KvStatus& s) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!s.ok() && status_.ok()) status_ = s;
+      if (--left_ > 0) return;
+    }
+    done_(status_);
+  }
+
+ private:
+  std::mutex mu_;
+  size_t left_;
+  KvStatus status_;
+  KvCallback done_;
+};
+
+// The synchronous form of an asynchronous call.
+template <typename Submit>
+KvStatus Wait(Submit submit) {
+  std::promise<KvStatus> p;
+  auto f = p.get_future();
+  submit([&p](const KvStatus& s) { p.set_value(s); });
+  return f.get();
+}
+
 }  // namespace
 
 class KvClient::Impl {
  public:
-  explicit Impl(int fd) : fd_(fd) {}
-  ~Impl() { CloseLocked(); }
+  // Reads the OK reply's payload (exactly h.payload_len bytes) from the
+  // stream; a non-OK status means the stream is no longer in step.
+  using ReplyReader = std::function<KvStatus(Impl&, const proto::FrameHeader&)>;
 
-  std::mutex mu;
-
-  bool connected() const { return fd_ >= 0; }
-  void CloseLocked() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+  Impl(int fd, uint32_t timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {
+    receiver_ = std::thread([this] { ReceiveLoop(); });
+  }
+  ~Impl() {
+    Close();
+    if (receiver_.joinable()) receiver_.join();  // closed from a callback: join here
+    if (!fd_closed_) ::close(fd_);
   }
 
-  // One request/response exchange for the small ops. `reply` receives the
-  // payload of an OK reply; a non-OK frame status becomes the returned code.
-  KvStatus Call(Op op, std::string_view payload, uint64_t max_reply_bytes, std::string* reply) {
-    if (fd_ < 0) return Closed();
-    uint64_t id = next_id_++;
-    std::string frame = FrameStart(op, id, payload.size());
-    frame.append(payload);
-    KvStatus s = SendAll(frame.data(), frame.size());
-    if (!s.ok()) return s;
-    proto::FrameHeader h;
-    s = RecvHeader(op, id, &h);
-    if (!s.ok()) return s;
-    if (h.status != WireStatus::kOk) return RequestFailed(op, h);
-    if (h.payload_len > max_reply_bytes) {
-      return Broken(KvCode::kProtocolError, std::string(proto::OpName(op)) + " reply of " +
-                                                std::to_string(h.payload_len) + " bytes");
-    }
-    reply->resize(h.payload_len);
-    return RecvExact(reply->data(), reply->size());
+  bool connected() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return broken_.ok();
+  }
+  size_t in_flight() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pending_.size();
   }
 
-  KvStatus CallStatuses(Op op, std::string_view payload, size_t n, std::vector<KvCode>* out) {
-    std::string reply;
-    KvStatus s = Call(op, payload, n, &reply);
-    if (!s.ok()) return s;
-    std::vector<WireStatus> st;
-    if (!proto::DecodeStatusList(reply, n, &st)) {
-      return Broken(KvCode::kProtocolError, std::string(proto::OpName(op)) + " status list");
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closing_) return;
+      closing_ = true;
     }
-    for (WireStatus w : st) out->push_back(FromWire(w));
-    return KvStatus::OK();
+    ::shutdown(fd_, SHUT_RDWR);  // the receiver sees the end and fails what is in flight
+    // From a callback (the receiver thread itself) the loop ends once it
+    // returns, and the destructor joins it.
+    if (receiver_.get_id() == std::this_thread::get_id()) return;
+    if (receiver_.joinable()) receiver_.join();
+    ::close(fd_);
+    fd_closed_ = true;
   }
 
-  // DELETE / PIN / UNPIN: keys in, one status per key out; one frame per
-  // kMaxItems keys.
-  KvStatus KeysOp(Op op, uint64_t ns, uint32_t ttl_ms, std::span<const KeyView> keys,
-                  std::vector<KvCode>* statuses) {
-    KvStatus s = CheckKeys(keys);
-    if (!s.ok()) return s;
-    statuses->clear();
-    statuses->reserve(keys.size());
-    for (size_t i = 0; i < keys.size(); i += kMaxItems) {
-      size_t n = std::min(kMaxItems, keys.size() - i);
-      auto views = AsViews(keys.subspan(i, n));
-      std::string payload = op == Op::kPin ? proto::EncodePinRequest(ns, ttl_ms, views)
-                                           : proto::EncodeKeysRequest(ns, views);
-      s = CallStatuses(op, payload, n, statuses);
-      if (!s.ok()) return s;
-    }
-    return KvStatus::OK();
-  }
-
-  // A reply that framed correctly but whose payload does not parse.
-  KvStatus ProtocolError(std::string message) {
-    return Broken(KvCode::kProtocolError, std::move(message));
-  }
-
-  // GET of one frame's worth of items (the caller splits big batches).
-  KvStatus GetFrame(uint64_t ns, std::span<GetItem> items) {
-    if (fd_ < 0) return Closed();
-    std::vector<proto::GetItem> req(items.size());
-    for (size_t i = 0; i < items.size(); ++i) {
-      req[i].key = items[i].key;
-      req[i].offset = items[i].offset;
-      req[i].length = items[i].length;
-    }
-    uint64_t id = next_id_++;
-    std::string payload = proto::EncodeGetRequest(ns, req);
-    std::string frame = FrameStart(Op::kGet, id, payload.size());
-    frame.append(payload);
-    KvStatus s = SendAll(frame.data(), frame.size());
-    if (!s.ok()) return s;
-
-    proto::FrameHeader h;
-    s = RecvHeader(Op::kGet, id, &h);
-    if (!s.ok()) return s;
-    if (h.status != WireStatus::kOk) return RequestFailed(Op::kGet, h);
-    // The head: n x (status, length), read into a small table.
-    uint64_t head_bytes = items.size() * proto::kGetResultBytes;
-    if (h.payload_len < head_bytes) return Broken(KvCode::kProtocolError, "GET reply too short");
-    std::string head(head_bytes, '\0');
-    s = RecvExact(head.data(), head.size());
-    if (!s.ok()) return s;
-    std::vector<proto::GetResult> results;
-    if (!proto::DecodeGetResponseHead(head, items.size(), &results)) {
-      return Broken(KvCode::kProtocolError, "GET reply head");
-    }
-    uint64_t body = 0;
-    for (const proto::GetResult& r : results) {
-      if (r.length > h.payload_len) return Broken(KvCode::kProtocolError, "GET item length");
-      body += r.length;
-    }
-    if (head_bytes + body != h.payload_len) {
-      return Broken(KvCode::kProtocolError, "GET reply length disagrees with its items");
-    }
-    // The bytes of the OK items, in order, each straight into its destination.
-    for (size_t i = 0; i < items.size(); ++i) {
-      GetItem& it = items[i];
-      it.status = FromWire(results[i].status);
-      it.bytes = 0;
-      if (results[i].status != WireStatus::kOk) continue;
-      uint64_t len = results[i].length;
-      if (len > it.dst_capacity) {
-        it.status = KvCode::kBufferTooSmall;
-        s = Discard(len);
-      } else {
-        s = RecvExact(it.dst, len);
-        it.bytes = len;
+  // Registers a request and sends it: `head` (frame header + payload start),
+  // then `extra` (PUT blocks) in one scatter send. `done` runs exactly once.
+  void Send(Op op, std::string head, std::vector<iovec> extra, ReplyReader reader,
+            KvCallback done) {
+    KvStatus refused;
+    {
+      std::lock_guard<std::mutex> send_lock(send_mu_);
+      uint64_t id = next_id_++;
+      // The request id sits at offset 8 of the frame header.
+      for (int i = 0; i < 8; ++i) head[8 + i] = static_cast<char>(id >> (8 * i));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (broken_.ok() && !closing_) {
+          // Registered before it is sent: the reply may come back at once.
+          pending_.emplace(id, Pending{op, std::move(reader), std::move(done), Clock::now()});
+        } else {
+          refused = KvStatus(KvCode::kClosed, broken_.ok() ? "connection is closed"
+                                                           : "connection is closed: " +
+                                                                 broken_.ToString());
+        }
       }
-      if (!s.ok()) return s;
+      if (refused.ok()) {
+        std::vector<iovec> iov;
+        iov.reserve(extra.size() + 1);
+        iov.push_back({head.data(), head.size()});
+        for (const iovec& v : extra) {
+          if (v.iov_len) iov.push_back(v);
+        }
+        KvStatus s = SendIov(iov);
+        if (s.ok()) return;
+        refused = s;  // Break below fails this request with the others
+      }
     }
-    return KvStatus::OK();
+    if (refused.code() == KvCode::kClosed) {
+      done(refused);
+    } else {
+      Break(refused);
+    }
   }
 
-  // PUT of one frame's worth of items: header + item table, then the blocks
-  // from the caller's memory in one scatter send.
-  KvStatus PutFrame(uint64_t ns, std::span<PutItem> items) {
-    if (fd_ < 0) return Closed();
-    std::vector<proto::PutItem> req(items.size());
-    uint64_t total = 0;
-    for (size_t i = 0; i < items.size(); ++i) {
-      req[i].key = items[i].key;
-      req[i].parent = items[i].parent;
-      req[i].length = items[i].length;
-      total += items[i].length;
-    }
-    uint64_t id = next_id_++;
-    std::string head = proto::EncodePutRequestHead(ns, req);
-    std::string frame = FrameStart(Op::kPut, id, head.size() + total);
-    frame.append(head);
-    std::vector<iovec> iov;
-    iov.reserve(items.size() + 1);
-    iov.push_back({frame.data(), frame.size()});
-    for (const PutItem& it : items) {
-      if (it.length) iov.push_back({const_cast<void*>(it.data), it.length});
-    }
-    KvStatus s = SendIov(iov);
-    if (!s.ok()) return s;
-
-    proto::FrameHeader h;
-    s = RecvHeader(Op::kPut, id, &h);
-    if (!s.ok()) return s;
-    if (h.status != WireStatus::kOk) return RequestFailed(Op::kPut, h);
-    if (h.payload_len != items.size()) {
-      return Broken(KvCode::kProtocolError, "PUT reply has the wrong item count");
-    }
-    std::string reply(h.payload_len, '\0');
-    s = RecvExact(reply.data(), reply.size());
-    if (!s.ok()) return s;
-    std::vector<WireStatus> st;
-    if (!proto::DecodeStatusList(reply, items.size(), &st)) {
-      return Broken(KvCode::kProtocolError, "PUT status list");
-    }
-    for (size_t i = 0; i < items.size(); ++i) items[i].status = FromWire(st[i]);
-    return KvStatus::OK();
+  // A small request/reply; `parse` gets the OK reply's payload (<= max_reply).
+  void Small(Op op, std::string_view payload, uint64_t max_reply,
+             std::function<KvStatus(std::string_view)> parse, KvCallback done) {
+    std::string head = FrameStart(op, payload.size());
+    head.append(payload);
+    Send(
+        op, std::move(head), {},
+        [op, max_reply, parse = std::move(parse)](Impl& impl, const proto::FrameHeader& h) {
+          if (h.payload_len > max_reply) {
+            return ProtocolError(std::string(proto::OpName(op)) + " reply of " +
+                                 std::to_string(h.payload_len) + " bytes");
+          }
+          std::string reply(h.payload_len, '\0');
+          KvStatus s = impl.RecvExact(reply.data(), reply.size());
+          if (!s.ok()) return s;
+          return parse ? parse(reply) : KvStatus::OK();
+        },
+        std::move(done));
   }
 
- private:
-  static KvStatus Closed() { return KvStatus(KvCode::kClosed, "connection is closed"); }
-
-  // Closes the connection and returns the error: after a failed send/recv or
-  // an unparsable reply the stream position is unknown.
-  KvStatus Broken(KvCode code, std::string message) {
-    CloseLocked();
-    return KvStatus(code, std::move(message));
-  }
-
-  KvStatus Errno(const char* what) {
-    int e = errno;
-    if (e == EAGAIN || e == EWOULDBLOCK)
-      return Broken(KvCode::kIoError, std::string(what) + ": timed out");
-    return Broken(KvCode::kIoError, std::string(what) + ": " + std::strerror(e));
-  }
-
-  static std::string FrameStart(Op op, uint64_t id, uint64_t payload_len) {
+  static std::string FrameStart(Op op, uint64_t payload_len) {
     proto::FrameHeader h;
     h.op = op;
-    h.request_id = id;
-    h.payload_len = payload_len;
+    h.payload_len = payload_len;  // request_id is filled in by Send
     std::string out;
     out.reserve(proto::kFrameHeaderBytes + 64);
     proto::AppendFrameHeader(h, &out);
     return out;
-  }
-
-  KvStatus SendAll(const void* data, size_t n) {
-    std::vector<iovec> iov{{const_cast<void*>(data), n}};
-    return SendIov(iov);
-  }
-
-  KvStatus SendIov(std::vector<iovec>& iov) {
-    size_t first = 0;
-    while (first < iov.size()) {
-      msghdr msg{};
-      msg.msg_iov = &iov[first];
-      msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
-      ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Errno("send");
-      }
-      // Advance past what went out.
-      size_t sent = static_cast<size_t>(n);
-      while (first < iov.size() && sent >= iov[first].iov_len) {
-        sent -= iov[first].iov_len;
-        ++first;
-      }
-      if (sent) {
-        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
-        iov[first].iov_len -= sent;
-      }
-    }
-    return KvStatus::OK();
   }
 
   KvStatus RecvExact(void* buf, size_t n) {
@@ -332,7 +253,7 @@ class KvClient::Impl {
         if (errno == EINTR) continue;
         return Errno("recv");
       }
-      if (r == 0) return Broken(KvCode::kIoError, "connection closed by the server");
+      if (r == 0) return KvStatus(KvCode::kIoError, "connection closed by the server");
       p += r;
       n -= static_cast<size_t>(r);
     }
@@ -350,37 +271,152 @@ class KvClient::Impl {
     return KvStatus::OK();
   }
 
-  KvStatus RecvHeader(Op op, uint64_t id, proto::FrameHeader* h) {
-    char buf[proto::kFrameHeaderBytes];
-    KvStatus s = RecvExact(buf, sizeof(buf));
-    if (!s.ok()) return s;
-    proto::HeaderCheck c = proto::DecodeFrameHeader(std::string_view(buf, sizeof(buf)), h);
-    if (c != proto::HeaderCheck::kOk) return Broken(KvCode::kProtocolError, "bad reply header");
-    if (h->op != op || h->request_id != id) {
-      return Broken(KvCode::kProtocolError, "reply to request " + std::to_string(h->request_id) +
-                                                " (" + std::string(proto::OpName(h->op)) +
-                                                "), expected " + std::to_string(id) + " (" +
-                                                std::string(proto::OpName(op)) + ")");
+ private:
+  struct Pending {
+    Op op;
+    ReplyReader reader;
+    KvCallback done;
+    Clock::time_point sent;
+  };
+
+  static KvStatus Errno(const char* what) {
+    int e = errno;
+    if (e == EAGAIN || e == EWOULDBLOCK) {
+      return KvStatus(KvCode::kIoError, std::string(what) + ": timed out");
     }
-    if (static_cast<uint8_t>(h->status) > proto::kMaxWireStatus) {
-      return Broken(KvCode::kProtocolError, "unknown reply status");
+    return KvStatus(KvCode::kIoError, std::string(what) + ": " + std::strerror(e));
+  }
+
+  KvStatus SendIov(std::vector<iovec>& iov) {
+    size_t first = 0;
+    while (first < iov.size()) {
+      msghdr msg{};
+      msg.msg_iov = &iov[first];
+      msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+      ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Errno("send");
+      }
+      size_t sent = static_cast<size_t>(n);
+      while (first < iov.size() && sent >= iov[first].iov_len) {
+        sent -= iov[first].iov_len;
+        ++first;
+      }
+      if (sent) {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
+        iov[first].iov_len -= sent;
+      }
     }
     return KvStatus::OK();
   }
 
-  // A reply whose frame status says the whole request failed: skip its payload
-  // (normally empty) and report the status.
-  KvStatus RequestFailed(Op op, const proto::FrameHeader& h) {
-    if (h.payload_len > kMaxSmallReplyBytes) {
-      return Broken(KvCode::kProtocolError, "oversized error reply");
+  // The stream is out of step (or closed): fail everything in flight and
+  // every later call.
+  void Break(KvStatus why) {
+    std::map<uint64_t, Pending> failed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (broken_.ok()) broken_ = why;
+      why = broken_;
+      failed.swap(pending_);
     }
-    KvStatus s = Discard(h.payload_len);
-    if (!s.ok()) return s;
-    return KvStatus(FromWire(h.status), std::string(proto::OpName(op)) + " refused by the server");
+    ::shutdown(fd_, SHUT_RDWR);
+    for (auto& [id, p] : failed) p.done(why);
   }
 
-  int fd_ = -1;
+  // Waits for the next reply header. While requests are in flight it waits
+  // at most timeout_ms past the oldest one's send; idle, it waits forever.
+  KvStatus WaitForReply() {
+    while (true) {
+      int wait_ms = 1000;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (closing_) return Closed();
+        if (timeout_ms_ > 0 && !pending_.empty()) {
+          auto oldest = pending_.begin()->second.sent;  // ids rise with send order
+          auto age = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - oldest);
+          if (age.count() >= timeout_ms_) {
+            return KvStatus(KvCode::kIoError,
+                            "no reply for " + std::to_string(timeout_ms_) + " ms: timed out");
+          }
+          wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, timeout_ms_ - age.count()));
+        }
+      }
+      pollfd p{fd_, POLLIN, 0};
+      int r = ::poll(&p, 1, wait_ms);
+      if (r > 0) return KvStatus::OK();
+      if (r < 0 && errno != EINTR) return Errno("poll");
+    }
+  }
+
+  void ReceiveLoop() {
+    while (true) {
+      KvStatus s = WaitForReply();
+      char buf[proto::kFrameHeaderBytes];
+      if (s.ok()) s = RecvExact(buf, sizeof(buf));
+      if (!s.ok()) {
+        bool closing;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          closing = closing_;
+        }
+        Break(closing ? Closed() : s);
+        return;
+      }
+      proto::FrameHeader h;
+      if (proto::DecodeFrameHeader(std::string_view(buf, sizeof(buf)), &h) !=
+          proto::HeaderCheck::kOk) {
+        Break(ProtocolError("bad reply header"));
+        return;
+      }
+      Pending p;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_.find(h.request_id);
+        if (it == pending_.end() || it->second.op != h.op) {
+          s = ProtocolError("reply to request " + std::to_string(h.request_id) + " (" +
+                            std::string(proto::OpName(h.op)) + ") that is not in flight");
+        } else {
+          p = std::move(it->second);
+          pending_.erase(it);
+        }
+      }
+      if (s.ok() && static_cast<uint8_t>(h.status) > proto::kMaxWireStatus) {
+        s = ProtocolError("unknown reply status");
+      }
+      KvStatus result;
+      if (s.ok() && h.status != WireStatus::kOk) {
+        // The whole request failed: skip its payload (normally empty).
+        if (h.payload_len > kMaxSmallReplyBytes) {
+          s = ProtocolError("oversized error reply");
+        } else {
+          s = Discard(h.payload_len);
+        }
+        result = KvStatus(FromWire(h.status),
+                          std::string(proto::OpName(h.op)) + " refused by the server");
+      } else if (s.ok()) {
+        s = p.reader(*this, h);
+      }
+      if (!s.ok()) {
+        if (p.done) p.done(s);
+        Break(s);
+        return;
+      }
+      p.done(result);
+    }
+  }
+
+  const int fd_;
+  const uint32_t timeout_ms_;
+  std::mutex send_mu_;  // one request on the wire at a time; guards next_id_
   uint64_t next_id_ = 1;
+  mutable std::mutex mu_;  // guards the fields below
+  std::map<uint64_t, Pending> pending_;
+  KvStatus broken_;
+  bool closing_ = false;
+  bool fd_closed_ = false;
+  std::thread receiver_;
 };
 
 KvClient::KvClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -391,20 +427,24 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
   auto dialed = Dial(options.host, options.port,
                      static_cast<int>(std::min<uint32_t>(options.timeout_ms, INT_MAX)));
   if (!dialed.ok()) return KvStatus(KvCode::kIoError, dialed.status().message());
-  int fd = *dialed;
-  std::unique_ptr<KvClient> client(new KvClient(std::make_unique<Impl>(fd)));
+  std::unique_ptr<KvClient> client(
+      new KvClient(std::make_unique<Impl>(*dialed, options.timeout_ms)));
   Impl& impl = *client->impl_;
-  std::lock_guard<std::mutex> lock(impl.mu);
   std::string nonce;
-  KvStatus s = impl.Call(Op::kHello, proto::EncodeHelloRequest(options.access_key),
-                         proto::kNonceBytes, &nonce);
+  KvStatus s = Wait([&](KvCallback done) {
+    impl.Small(Op::kHello, proto::EncodeHelloRequest(options.access_key), proto::kNonceBytes,
+               [&nonce](std::string_view r) {
+                 if (r.size() != proto::kNonceBytes) {
+                   return ProtocolError("HELLO reply is not a 32-byte nonce");
+                 }
+                 nonce.assign(r);
+                 return KvStatus::OK();
+               },
+               std::move(done));
+  });
   if (!s.ok()) return s;
-  if (nonce.size() != proto::kNonceBytes) {
-    return impl.ProtocolError("HELLO reply is not a 32-byte nonce");
-  }
   std::string mac = proto::ComputeAuthMac(options.secret_key, nonce, options.access_key);
-  std::string empty;
-  s = impl.Call(Op::kAuth, mac, 0, &empty);
+  s = Wait([&](KvCallback done) { impl.Small(Op::kAuth, mac, 0, nullptr, std::move(done)); });
   if (!s.ok()) {
     if (s.code() == KvCode::kAuthFailed) {
       return KvStatus(KvCode::kAuthFailed,
@@ -417,9 +457,7 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
 }
 
 KvStatus KvClient::Ping() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  std::string reply;
-  return impl_->Call(Op::kPing, {}, 0, &reply);
+  return Wait([&](KvCallback done) { impl_->Small(Op::kPing, {}, 0, nullptr, std::move(done)); });
 }
 
 KvStatus KvClient::OpenNamespace(const NamespaceDescriptor& d, NamespaceInfo* info) {
@@ -439,149 +477,407 @@ KvStatus KvClient::OpenNamespace(const NamespaceDescriptor& d, NamespaceInfo* in
   p.tenant_salt = d.tenant_salt;
   p.quota_bytes = d.quota_bytes;
   p.ttl_s = d.ttl_s;
+  p.manifest = d.manifest;
   std::string payload;
   if (!proto::EncodeNamespaceDescriptor(p, &payload)) {
-    return Invalid("a namespace descriptor string exceeds 65535 bytes");
+    return Invalid("a namespace descriptor string exceeds 65535 bytes or the manifest 64 KiB");
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  std::string reply;
-  KvStatus s = impl_->Call(Op::kOpenNamespace, payload, 8 + 32 + 2 + proto::kMaxStrBytes, &reply);
-  if (!s.ok()) return s;
-  proto::OpenNamespaceResponse r;
-  if (!proto::DecodeOpenNamespaceResponse(reply, &r)) {
-    return impl_->ProtocolError("OPEN_NAMESPACE reply");
+  return Wait([&](KvCallback done) {
+    impl_->Small(
+        Op::kOpenNamespace, payload, 8 + 32 + 2 + proto::kMaxStrBytes + 5 + proto::kMaxManifestBytes,
+        [info](std::string_view reply) {
+          proto::OpenNamespaceResponse r;
+          if (!proto::DecodeOpenNamespaceResponse(reply, &r)) {
+            return ProtocolError("OPEN_NAMESPACE reply");
+          }
+          info->handle = r.handle;
+          std::copy(r.digest.begin(), r.digest.end(), info->digest.begin());
+          info->bucket = std::move(r.bucket);
+          info->manifest = std::move(r.manifest);
+          info->manifest_matches = r.manifest_matches;
+          return KvStatus::OK();
+        },
+        std::move(done));
+  });
+}
+
+void KvClient::LookupAsync(uint64_t ns, std::span<const KeyView> keys, uint32_t* prefix_len,
+                           KvCallback done) {
+  KvStatus s = CheckKeys(keys);
+  if (!s.ok()) return done(s);
+  *prefix_len = 0;
+  if (keys.empty()) return done(KvStatus::OK());
+  // One frame (one round trip) per kMaxItems keys, all sent at once; the
+  // prefix ends at the first frame that is not all hits.
+  const size_t frames = (keys.size() + kMaxItems - 1) / kMaxItems;
+  auto hits = std::make_shared<std::vector<uint32_t>>(frames, 0);
+  auto group = std::make_shared<Group>(frames, [hits, prefix_len, keys, done](const KvStatus& st) {
+    if (st.ok()) {
+      uint32_t total = 0;
+      for (size_t f = 0; f < hits->size(); ++f) {
+        total += (*hits)[f];
+        if ((*hits)[f] < std::min(kMaxItems, keys.size() - f * kMaxItems)) break;
+      }
+      *prefix_len = total;
+    }
+    done(st);
+  });
+  for (size_t f = 0; f < frames; ++f) {
+    size_t i = f * kMaxItems, n = std::min(kMaxItems, keys.size() - i);
+    impl_->Small(
+        Op::kLookup, proto::EncodeKeysRequest(ns, AsViews(keys.subspan(i, n))), 4,
+        [hits, f, n](std::string_view reply) {
+          uint32_t hit = 0;
+          if (!proto::DecodeLookupResponse(reply, &hit) || hit > n) {
+            return ProtocolError("LOOKUP reply");
+          }
+          (*hits)[f] = hit;
+          return KvStatus::OK();
+        },
+        [group](const KvStatus& st) { group->FrameDone(st); });
   }
-  info->handle = r.handle;
-  std::copy(r.digest.begin(), r.digest.end(), info->digest.begin());
-  info->bucket = std::move(r.bucket);
-  return KvStatus::OK();
 }
 
 KvStatus KvClient::Lookup(uint64_t ns, std::span<const KeyView> keys, uint32_t* prefix_len) {
-  KvStatus s = CheckKeys(keys);
-  if (!s.ok()) return s;
-  *prefix_len = 0;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  // One frame (one round trip) per kMaxItems keys; a miss ends the prefix.
-  uint32_t total = 0;
-  for (size_t i = 0; i < keys.size();) {
-    size_t n = std::min(kMaxItems, keys.size() - i);
-    auto views = AsViews(keys.subspan(i, n));
-    std::string reply;
-    s = impl_->Call(Op::kLookup, proto::EncodeKeysRequest(ns, views), 4, &reply);
-    if (!s.ok()) return s;
-    uint32_t hit = 0;
-    if (!proto::DecodeLookupResponse(reply, &hit) || hit > n) {
-      return impl_->ProtocolError("LOOKUP reply");
-    }
-    total += hit;
-    i += n;
-    if (hit < n) break;
-  }
-  *prefix_len = total;
-  return KvStatus::OK();
+  return Wait([&](KvCallback done) { LookupAsync(ns, keys, prefix_len, std::move(done)); });
 }
 
-KvStatus KvClient::Get(uint64_t ns, std::span<GetItem> items) {
-  for (size_t i = 0; i < items.size(); ++i) {
-    const GetItem& it = items[i];
-    if (!proto::ValidKey(it.key)) return Invalid("GET item " + std::to_string(i) + ": bad key");
-    if (!it.dst && it.dst_capacity) return Invalid("GET item " + std::to_string(i) + ": no dst");
-    if (it.length > it.dst_capacity) {
-      return Invalid("GET item " + std::to_string(i) + ": length exceeds dst_capacity");
-    }
+void KvClient::LookupEachAsync(uint64_t ns, std::span<const KeyView> keys,
+                               std::vector<bool>* present, KvCallback done) {
+  KvStatus s = CheckKeys(keys);
+  if (!s.ok()) return done(s);
+  present->assign(keys.size(), false);
+  if (keys.empty()) return done(KvStatus::OK());
+  const size_t frames = (keys.size() + kMaxItems - 1) / kMaxItems;
+  auto group = std::make_shared<Group>(frames, std::move(done));
+  for (size_t f = 0; f < frames; ++f) {
+    size_t i = f * kMaxItems, n = std::min(kMaxItems, keys.size() - i);
+    impl_->Small(
+        Op::kLookupEach, proto::EncodeKeysRequest(ns, AsViews(keys.subspan(i, n))),
+        4 + (n + 7) / 8,
+        [present, i, n](std::string_view reply) {
+          std::vector<bool> bits;
+          if (!proto::DecodeLookupEachResponse(reply, n, &bits)) {
+            return ProtocolError("LOOKUP_EACH reply");
+          }
+          for (size_t k = 0; k < n; ++k) (*present)[i + k] = bits[k];
+          return KvStatus::OK();
+        },
+        [group](const KvStatus& st) { group->FrameDone(st); });
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
+}
+
+KvStatus KvClient::LookupEach(uint64_t ns, std::span<const KeyView> keys,
+                              std::vector<bool>* present) {
+  return Wait([&](KvCallback done) { LookupEachAsync(ns, keys, present, std::move(done)); });
+}
+
+namespace {
+
+// Reads one GET frame's reply into its items: the head, the metadata, then
+// each block straight into its destination, checked against its CRC32C.
+KvStatus ReadGetReply(KvClient::Impl& impl, const proto::FrameHeader& h, std::span<GetItem> items);
+
+}  // namespace
+
+void KvClient::GetAsync(uint64_t ns, std::span<GetItem> items, KvCallback done) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    GetItem& it = items[i];
+    KvStatus bad;
+    if (!proto::ValidKey(it.key)) bad = Invalid("GET item " + std::to_string(i) + ": bad key");
+    if (!it.dst && it.dst_capacity) bad = Invalid("GET item " + std::to_string(i) + ": no dst");
+    if (it.length > it.dst_capacity) {
+      bad = Invalid("GET item " + std::to_string(i) + ": length exceeds dst_capacity");
+    }
+    if (!bad.ok()) return done(bad);
+    it.status = KvCode::kClosed;  // until its reply arrives
+    it.bytes = 0;
+    it.meta_len = 0;
+    it.crc_checked = false;
+  }
+  if (items.empty()) return done(KvStatus::OK());
   // Split so that no reply can exceed the frame limit: an item's reply is at
-  // most its destination's capacity (longer ones are refused and skipped).
-  size_t i = 0;
-  while (i < items.size()) {
+  // most its destination's capacity (longer ones are refused and skipped)
+  // plus its head and metadata.
+  std::vector<std::pair<size_t, size_t>> frames;
+  for (size_t i = 0; i < items.size();) {
     size_t j = i;
     uint64_t bytes = 0;
     while (j < items.size() && j - i < kMaxItems) {
       uint64_t want = items[j].length ? items[j].length : items[j].dst_capacity;
-      uint64_t add = want + proto::kGetResultBytes;
+      uint64_t add = want + proto::kGetResultBytes + proto::kMaxBlockMetaBytes;
       if (j > i && bytes + add > proto::kMaxPayloadBytes) break;
       bytes += add;
       ++j;
     }
-    KvStatus s = impl_->GetFrame(ns, items.subspan(i, j - i));
-    if (!s.ok()) return FailItems(items.subspan(i), s);
+    frames.emplace_back(i, j - i);
     i = j;
+  }
+  auto group = std::make_shared<Group>(frames.size(), std::move(done));
+  for (auto [i, n] : frames) {
+    std::span<GetItem> part = items.subspan(i, n);
+    std::vector<proto::GetItem> req(n);
+    for (size_t k = 0; k < n; ++k) req[k] = {part[k].key, part[k].offset, part[k].length};
+    std::string payload = proto::EncodeGetRequest(ns, req);
+    std::string head = Impl::FrameStart(Op::kGet, payload.size());
+    head.append(payload);
+    impl_->Send(
+        Op::kGet, std::move(head), {},
+        [part](Impl& impl, const proto::FrameHeader& h) { return ReadGetReply(impl, h, part); },
+        [group, part](const KvStatus& st) {
+          if (!st.ok()) {
+            for (GetItem& it : part) {
+              if (it.status == KvCode::kClosed) it.status = st.code();
+            }
+          }
+          group->FrameDone(st);
+        });
+  }
+}
+
+namespace {
+
+KvStatus ReadGetReply(KvClient::Impl& impl, const proto::FrameHeader& h,
+                      std::span<GetItem> items) {
+  const uint64_t head_bytes = items.size() * proto::kGetResultBytes;
+  if (h.payload_len < head_bytes) return ProtocolError("GET reply too short");
+  std::string head(head_bytes, '\0');
+  KvStatus s = impl.RecvExact(head.data(), head.size());
+  if (!s.ok()) return s;
+  std::vector<proto::GetResult> results;
+  if (!proto::DecodeGetResponseHead(head, items.size(), &results)) {
+    return ProtocolError("GET reply head");
+  }
+  uint64_t meta_bytes = 0, body = 0;
+  for (const proto::GetResult& r : results) {
+    if (r.length > h.payload_len) return ProtocolError("GET item length");
+    meta_bytes += r.meta_len;
+    body += r.length;
+  }
+  if (head_bytes + meta_bytes + body != h.payload_len) {
+    return ProtocolError("GET reply length disagrees with its items");
+  }
+  std::string metas(meta_bytes, '\0');
+  s = impl.RecvExact(metas.data(), metas.size());
+  if (!s.ok()) return s;
+  size_t meta_at = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    GetItem& it = items[i];
+    const proto::GetResult& r = results[i];
+    it.status = FromWire(r.status);
+    it.meta_len = r.meta_len;
+    if (it.meta_dst && r.meta_len <= it.meta_capacity) {
+      std::memcpy(it.meta_dst, metas.data() + meta_at, r.meta_len);
+    }
+    meta_at += r.meta_len;
+  }
+  // The bytes of the OK items, in order, each straight into its destination.
+  for (size_t i = 0; i < items.size(); ++i) {
+    GetItem& it = items[i];
+    if (results[i].status != WireStatus::kOk) continue;
+    uint64_t len = results[i].length;
+    if (len > it.dst_capacity) {
+      it.status = KvCode::kBufferTooSmall;
+      s = impl.Discard(len);
+    } else {
+      s = impl.RecvExact(it.dst, len);
+      it.bytes = len;
+      if (s.ok() && (results[i].flags & proto::kGetCrcValid)) {
+        if (Crc32c(it.dst, len) == results[i].crc32c) {
+          it.crc_checked = true;
+        } else {
+          it.status = KvCode::kCorrupt;  // a flipped bit somewhere: a miss, never wrong bytes
+          it.bytes = 0;
+        }
+      }
+    }
+    if (!s.ok()) return s;
   }
   return KvStatus::OK();
 }
 
-KvStatus KvClient::Put(uint64_t ns, std::span<PutItem> items) {
+}  // namespace
+
+KvStatus KvClient::Get(uint64_t ns, std::span<GetItem> items) {
+  return Wait([&](KvCallback done) { GetAsync(ns, items, std::move(done)); });
+}
+
+void KvClient::PutAsync(uint64_t ns, std::span<PutItem> items, KvCallback done) {
   for (size_t i = 0; i < items.size(); ++i) {
-    const PutItem& it = items[i];
-    if (!proto::ValidKey(it.key)) return Invalid("PUT item " + std::to_string(i) + ": bad key");
+    PutItem& it = items[i];
+    KvStatus bad;
+    if (!proto::ValidKey(it.key)) bad = Invalid("PUT item " + std::to_string(i) + ": bad key");
     if (!it.parent.empty() && !proto::ValidKey(it.parent)) {
-      return Invalid("PUT item " + std::to_string(i) + ": bad parent key");
+      bad = Invalid("PUT item " + std::to_string(i) + ": bad parent key");
     }
-    if (!it.data && it.length) return Invalid("PUT item " + std::to_string(i) + ": no data");
+    if (!it.data && it.length) bad = Invalid("PUT item " + std::to_string(i) + ": no data");
     if (it.length > proto::kMaxPayloadBytes / 2) {
-      return Invalid("PUT item " + std::to_string(i) + ": block larger than 512 MiB");
+      bad = Invalid("PUT item " + std::to_string(i) + ": block larger than 512 MiB");
     }
+    if (it.meta.size() > proto::kMaxBlockMetaBytes) {
+      bad = Invalid("PUT item " + std::to_string(i) + ": metadata over 1024 bytes");
+    }
+    if (!bad.ok()) return done(bad);
+    it.status = KvCode::kClosed;
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  size_t i = 0;
-  while (i < items.size()) {
+  if (items.empty()) return done(KvStatus::OK());
+  std::vector<std::pair<size_t, size_t>> frames;
+  for (size_t i = 0; i < items.size();) {
     size_t j = i;
     uint64_t bytes = 12;
     while (j < items.size() && j - i < kMaxItems) {
-      uint64_t add = items[j].length + 2 + items[j].key.size() + items[j].parent.size() + 8;
+      uint64_t add = items[j].length + 2 + items[j].key.size() + items[j].parent.size() + 14 +
+                     items[j].meta.size();
       if (j > i && bytes + add > proto::kMaxPayloadBytes) break;
       bytes += add;
       ++j;
     }
-    KvStatus s = impl_->PutFrame(ns, items.subspan(i, j - i));
-    if (!s.ok()) return FailItems(items.subspan(i), s);
+    frames.emplace_back(i, j - i);
     i = j;
   }
-  return KvStatus::OK();
+  auto group = std::make_shared<Group>(frames.size(), std::move(done));
+  for (auto [i, n] : frames) {
+    std::span<PutItem> part = items.subspan(i, n);
+    std::vector<proto::PutItem> req(n);
+    uint64_t total = 0;
+    std::vector<iovec> blocks;
+    blocks.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      const PutItem& it = part[k];
+      req[k].key = it.key;
+      req[k].parent = it.parent;
+      req[k].length = it.length;
+      req[k].crc32c = Crc32c(it.data, it.length);
+      req[k].meta = it.meta;
+      total += it.length;
+      blocks.push_back({const_cast<void*>(it.data), it.length});
+    }
+    std::string payload_head = proto::EncodePutRequestHead(ns, req);
+    std::string head = Impl::FrameStart(Op::kPut, payload_head.size() + total);
+    head.append(payload_head);
+    impl_->Send(
+        Op::kPut, std::move(head), std::move(blocks),
+        [part](Impl& impl, const proto::FrameHeader& h) {
+          if (h.payload_len != part.size()) return ProtocolError("PUT reply has the wrong item count");
+          std::string reply(h.payload_len, '\0');
+          KvStatus s = impl.RecvExact(reply.data(), reply.size());
+          if (!s.ok()) return s;
+          std::vector<WireStatus> st;
+          if (!proto::DecodeStatusList(reply, part.size(), &st)) {
+            return ProtocolError("PUT status list");
+          }
+          for (size_t k = 0; k < part.size(); ++k) part[k].status = FromWire(st[k]);
+          return KvStatus::OK();
+        },
+        [group, part](const KvStatus& st) {
+          if (!st.ok()) {
+            for (PutItem& it : part) {
+              if (it.status == KvCode::kClosed) it.status = st.code();
+            }
+          }
+          group->FrameDone(st);
+        });
+  }
 }
+
+KvStatus KvClient::Put(uint64_t ns, std::span<PutItem> items) {
+  return Wait([&](KvCallback done) { PutAsync(ns, items, std::move(done)); });
+}
+
+namespace {
+
+// DELETE / PIN / UNPIN: keys in, one status per key out; one frame per
+// kMaxItems keys, all in flight at once.
+KvStatus KeysOp(KvClient::Impl& impl, Op op, uint64_t ns, uint32_t ttl_ms,
+                std::span<const KeyView> keys, std::vector<KvCode>* statuses) {
+  KvStatus s = CheckKeys(keys);
+  if (!s.ok()) return s;
+  statuses->assign(keys.size(), KvCode::kClosed);
+  if (keys.empty()) return KvStatus::OK();
+  const size_t frames = (keys.size() + kMaxItems - 1) / kMaxItems;
+  return Wait([&](KvCallback done) {
+    auto group = std::make_shared<Group>(frames, std::move(done));
+    for (size_t f = 0; f < frames; ++f) {
+      size_t i = f * kMaxItems, n = std::min(kMaxItems, keys.size() - i);
+      auto views = AsViews(keys.subspan(i, n));
+      std::string payload = op == Op::kPin ? proto::EncodePinRequest(ns, ttl_ms, views)
+                                           : proto::EncodeKeysRequest(ns, views);
+      impl.Small(
+          op, payload, n,
+          [op, statuses, i, n](std::string_view reply) {
+            std::vector<WireStatus> st;
+            if (!proto::DecodeStatusList(reply, n, &st)) {
+              return ProtocolError(std::string(proto::OpName(op)) + " status list");
+            }
+            for (size_t k = 0; k < n; ++k) (*statuses)[i + k] = FromWire(st[k]);
+            return KvStatus::OK();
+          },
+          [group](const KvStatus& st) { group->FrameDone(st); });
+    }
+  });
+}
+
+}  // namespace
 
 KvStatus KvClient::Delete(uint64_t ns, std::span<const KeyView> keys,
                           std::vector<KvCode>* statuses) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->KeysOp(Op::kDelete, ns, 0, keys, statuses);
+  return KeysOp(*impl_, Op::kDelete, ns, 0, keys, statuses);
 }
 
 KvStatus KvClient::Pin(uint64_t ns, uint32_t ttl_ms, std::span<const KeyView> keys,
                        std::vector<KvCode>* statuses) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->KeysOp(Op::kPin, ns, ttl_ms, keys, statuses);
+  return KeysOp(*impl_, Op::kPin, ns, ttl_ms, keys, statuses);
 }
 
 KvStatus KvClient::Unpin(uint64_t ns, std::span<const KeyView> keys,
                          std::vector<KvCode>* statuses) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->KeysOp(Op::kUnpin, ns, 0, keys, statuses);
+  return KeysOp(*impl_, Op::kUnpin, ns, 0, keys, statuses);
 }
 
 KvStatus KvClient::Stats(uint64_t ns, NamespaceStats* stats) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  std::string reply;
-  KvStatus s = impl_->Call(Op::kStats, proto::EncodeNamespaceRequest(ns), 64, &reply);
-  if (!s.ok()) return s;
-  proto::NamespaceStats p;
-  if (!proto::DecodeStatsResponse(reply, &p)) {
-    return impl_->ProtocolError("STATS reply");
-  }
-  *stats = NamespaceStats{p.blocks,       p.bytes,           p.hits,      p.misses,
-                          p.bytes_served, p.bytes_requested, p.evictions, p.lookups};
-  return KvStatus::OK();
+  return Wait([&](KvCallback done) {
+    impl_->Small(
+        Op::kStats, proto::EncodeNamespaceRequest(ns), 64,
+        [stats](std::string_view reply) {
+          proto::NamespaceStats p;
+          if (!proto::DecodeStatsResponse(reply, &p)) return ProtocolError("STATS reply");
+          *stats = NamespaceStats{p.blocks,       p.bytes,           p.hits,      p.misses,
+                                  p.bytes_served, p.bytes_requested, p.evictions, p.lookups};
+          return KvStatus::OK();
+        },
+        std::move(done));
+  });
 }
 
-void KvClient::Close() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->CloseLocked();
+KvStatus KvClient::Events(uint64_t ns, uint64_t since, uint32_t max_events, EventsResult* out) {
+  max_events = std::min<uint32_t>(max_events, 1u << 16);
+  const uint64_t max_reply = 20 + uint64_t{max_events} * (3 + 2 * proto::kMaxKeyBytes);
+  return Wait([&](KvCallback done) {
+    impl_->Small(
+        Op::kEvents, proto::EncodeEventsRequest({ns, since, max_events}), max_reply,
+        [out, max_events](std::string_view reply) {
+          proto::EventsResponse r;
+          if (!proto::DecodeEventsResponse(reply, &r) || r.events.size() > max_events) {
+            return ProtocolError("EVENTS reply");
+          }
+          out->next = r.next;
+          out->lost = r.lost;
+          out->events.clear();
+          for (proto::Event& e : r.events) {
+            out->events.push_back({e.kind == proto::EventKind::kStored ? KvEvent::Kind::kStored
+                                                                        : KvEvent::Kind::kRemoved,
+                                   std::move(e.key), std::move(e.parent)});
+          }
+          return KvStatus::OK();
+        },
+        std::move(done));
+  });
 }
 
-bool KvClient::connected() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->connected();
-}
+size_t KvClient::in_flight() const { return impl_->in_flight(); }
+
+void KvClient::Close() { impl_->Close(); }
+
+bool KvClient::connected() const { return impl_->connected(); }
 
 }  // namespace strata::kv

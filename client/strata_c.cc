@@ -144,6 +144,22 @@ int strata_kv_lookup(strata_kv_client* client, uint64_t ns, const uint8_t* const
   });
 }
 
+int strata_kv_lookup_each(strata_kv_client* client, uint64_t ns, const uint8_t* const* keys,
+                          const uint8_t* key_lens, uint32_t n, uint8_t* present) {
+  return Guard([&] {
+    if (!client || (n && (!keys || !key_lens || !present))) {
+      return Fail(STRATA_KV_INVALID, "NULL argument");
+    }
+    auto k = Keys(keys, key_lens, n);
+    std::vector<bool> bits;
+    int rc = Report(client->impl->LookupEach(ns, k, &bits));
+    if (rc == STRATA_KV_OK) {
+      for (uint32_t i = 0; i < n; ++i) present[i] = bits[i] ? 1 : 0;
+    }
+    return rc;
+  });
+}
+
 int strata_kv_get(strata_kv_client* client, uint64_t ns, strata_kv_get_item* items, uint32_t n) {
   return Guard([&] {
     if (!client || (n && !items)) return Fail(STRATA_KV_INVALID, "NULL argument");

@@ -16,7 +16,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -127,6 +131,8 @@ struct Namespace {
   std::string bucket;
   uint64_t block_bytes = 0;
   py::dict descriptor;
+  py::bytes manifest;
+  bool manifest_matches = true;
 };
 
 uint64_t Handle(py::handle ns) {
@@ -138,6 +144,104 @@ py::list StatusList(const std::vector<KvCode>& codes) {
   py::list out;
   for (KvCode c : codes) out.append(static_cast<int>(c));
   return out;
+}
+
+// Set by the client's receiver thread (no GIL), waited for by Python.
+class Completion {
+ public:
+  void Set(const KvStatus& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = s;
+    done_ = true;
+    cv_.notify_all();
+  }
+  bool done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
+  // False on timeout; call without the GIL.
+  bool Wait(double timeout_s) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (timeout_s < 0) {
+      cv_.wait(lock, [this] { return done_; });
+      return true;
+    }
+    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [this] { return done_; });
+  }
+  KvStatus status() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  KvStatus status_;
+};
+
+// One asynchronous call and everything it needs alive until it completes:
+// its keys, items and the callers' buffers. Dropping a Future that has not
+// completed waits for it (the buffers may not be released under the I/O).
+class Future {
+ public:
+  Future() : completion(std::make_shared<Completion>()) {}
+  ~Future() {
+    if (!completion->done()) {
+      py::gil_scoped_release nogil;
+      completion->Wait(-1);
+    }
+    regions.clear();  // GIL held: PyBuffer_Release
+  }
+  Future(const Future&) = delete;
+  Future& operator=(const Future&) = delete;
+
+  strata::kv::KvCallback Callback() {
+    return [c = completion](const KvStatus& s) { c->Set(s); };
+  }
+  bool done() { return completion->done(); }
+  py::object Result(py::object timeout) {
+    double t = timeout.is_none() ? -1.0 : timeout.cast<double>();
+    bool finished;
+    {
+      py::gil_scoped_release nogil;
+      finished = completion->Wait(t);
+    }
+    if (!finished) throw py::value_error("strata_kv.Future.result: timed out");  // TimeoutError below
+    if (!result_) {
+      regions.clear();
+      Check(completion->status());
+      result_ = make_result(*this);
+    }
+    return result_;
+  }
+
+  std::shared_ptr<Completion> completion;
+  std::vector<std::string> keys, parents, metas;
+  std::vector<KeyView> views;
+  std::vector<std::unique_ptr<Region>> regions;
+  std::vector<GetItem> get_items;
+  std::vector<PutItem> put_items;
+  std::vector<bool> present;
+  std::vector<std::string> meta_out;  // GET: per-item metadata buffers
+  bool with_lengths = false, with_meta = false;
+  std::function<py::object(Future&)> make_result;
+
+ private:
+  py::object result_;
+};
+
+std::string BytesArg(py::handle v, const char* what) {
+  if (py::isinstance<py::bytes>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();  // UTF-8
+  if (PyObject_CheckBuffer(v.ptr())) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(v.ptr(), &b, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+    std::string out(static_cast<const char*>(b.buf), b.len);
+    PyBuffer_Release(&b);
+    return out;
+  }
+  throw py::type_error(std::string("strata_kv: ") + what + " must be bytes or str");
 }
 
 class Client {
@@ -178,7 +282,7 @@ class Client {
     py::dict used;
     for (auto [k, v] : fields) {
       std::string key = py::str(k);
-      used[k] = v;
+      if (key != "manifest") used[k] = v;
       if (key == "model_id")
         d.model_id = v.cast<std::string>();
       else if (key == "weights_fingerprint")
@@ -209,6 +313,8 @@ class Client {
         d.quota_bytes = v.cast<uint64_t>();
       else if (key == "ttl_s")
         d.ttl_s = v.cast<uint32_t>();
+      else if (key == "manifest")
+        d.manifest = v.is_none() ? std::string() : BytesArg(v, "manifest");
       // A misspelt identity field must not silently fall back to a default.
       else
         throw py::type_error("open_namespace: unknown field '" + key + "'");
@@ -227,6 +333,8 @@ class Client {
     ns.bucket = info.bucket;
     ns.block_bytes = d.block_bytes;
     ns.descriptor = used;
+    ns.manifest = py::bytes(info.manifest);
+    ns.manifest_matches = info.manifest_matches;
     return ns;
   }
 
@@ -245,11 +353,35 @@ class Client {
     return hits;
   }
 
-  py::object GetInto(py::handle ns, py::sequence keys, py::sequence buffers, py::object offsets,
-                     py::object lengths, bool with_lengths) {
+  std::shared_ptr<Future> SubmitLookupEach(py::handle ns, py::iterable keys) {
     uint64_t h = Handle(ns);
-    auto k = KeyList(keys, "keys");
-    size_t n = k.size();
+    auto f = std::make_shared<Future>();
+    f->keys = KeyList(keys, "keys");
+    f->views = Views(f->keys);
+    f->make_result = [](Future& fu) {
+      py::list out;
+      for (bool b : fu.present) out.append(py::bool_(b));
+      return py::object(out);
+    };
+    KvClient& cl = c();
+    {
+      py::gil_scoped_release nogil;
+      cl.LookupEachAsync(h, f->views, &f->present, f->Callback());
+    }
+    return f;
+  }
+
+  py::object LookupEach(py::handle ns, py::iterable keys) {
+    return SubmitLookupEach(ns, keys)->Result(py::none());
+  }
+
+  std::shared_ptr<Future> SubmitGet(py::handle ns, py::sequence keys, py::sequence buffers,
+                                    py::object offsets, py::object lengths, bool with_lengths,
+                                    bool with_meta) {
+    uint64_t h = Handle(ns);
+    auto f = std::make_shared<Future>();
+    f->keys = KeyList(keys, "keys");
+    size_t n = f->keys.size();
     if (py::len(buffers) != n) throw py::value_error("get_into: len(buffers) != len(keys)");
     if (!offsets.is_none() && py::len(offsets) != n) {
       throw py::value_error("get_into: len(offsets) != len(keys)");
@@ -257,69 +389,103 @@ class Client {
     if (!lengths.is_none() && py::len(lengths) != n) {
       throw py::value_error("get_into: len(lengths) != len(keys)");
     }
-    std::vector<std::unique_ptr<Region>> regions;
-    regions.reserve(n);
-    std::vector<GetItem> items(n);
+    f->with_lengths = with_lengths;
+    f->with_meta = with_meta;
+    f->regions.reserve(n);
+    f->get_items.resize(n);
+    if (with_meta) f->meta_out.assign(n, std::string(strata::kv::kMaxMetaBytes, '\0'));
     for (size_t i = 0; i < n; ++i) {
-      regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/true));
-      items[i].key = k[i];
-      items[i].dst = regions.back()->data();
-      items[i].dst_capacity = regions.back()->size();
-      items[i].offset = offsets.is_none() ? 0 : py::cast<uint64_t>(offsets[py::int_(i)]);
+      f->regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/true));
+      GetItem& it = f->get_items[i];
+      it.key = f->keys[i];
+      it.dst = f->regions.back()->data();
+      it.dst_capacity = f->regions.back()->size();
+      it.offset = offsets.is_none() ? 0 : py::cast<uint64_t>(offsets[py::int_(i)]);
       // Default: exactly the buffer's size (a buffer smaller than the block reads a prefix).
-      items[i].length =
-          lengths.is_none() ? items[i].dst_capacity : py::cast<uint64_t>(lengths[py::int_(i)]);
+      it.length = lengths.is_none() ? it.dst_capacity : py::cast<uint64_t>(lengths[py::int_(i)]);
+      if (with_meta) {
+        it.meta_dst = f->meta_out[i].data();
+        it.meta_capacity = static_cast<uint32_t>(f->meta_out[i].size());
+      }
     }
+    f->make_result = [](Future& fu) {
+      py::list st, len, metas;
+      for (size_t i = 0; i < fu.get_items.size(); ++i) {
+        const GetItem& it = fu.get_items[i];
+        st.append(static_cast<int>(it.status));
+        len.append(it.bytes);
+        if (fu.with_meta) {
+          metas.append(py::bytes(it.status == KvCode::kOk ? fu.meta_out[i].substr(0, it.meta_len)
+                                                          : std::string()));
+        }
+      }
+      if (fu.with_meta) return py::object(py::make_tuple(st, len, metas));
+      if (fu.with_lengths) return py::object(py::make_tuple(st, len));
+      return py::object(st);
+    };
     KvClient& cl = c();
-    KvStatus s;
     {
       py::gil_scoped_release nogil;
-      s = cl.Get(h, items);
+      cl.GetAsync(h, f->get_items, f->Callback());
     }
-    regions.clear();  // GIL held again
-    Check(s);
-    py::list st, len;
-    for (const GetItem& it : items) {
-      st.append(static_cast<int>(it.status));
-      len.append(it.bytes);
-    }
-    if (with_lengths) return py::make_tuple(st, len);
-    return st;
+    return f;
   }
 
-  py::list Put(py::handle ns, py::sequence keys, py::object parents, py::sequence buffers) {
+  py::object GetInto(py::handle ns, py::sequence keys, py::sequence buffers, py::object offsets,
+                     py::object lengths, bool with_lengths, bool with_meta) {
+    return SubmitGet(ns, keys, buffers, offsets, lengths, with_lengths, with_meta)
+        ->Result(py::none());
+  }
+
+  std::shared_ptr<Future> SubmitPut(py::handle ns, py::sequence keys, py::object parents,
+                                    py::sequence buffers, py::object metas) {
     uint64_t h = Handle(ns);
-    auto k = KeyList(keys, "keys");
-    size_t n = k.size();
+    auto f = std::make_shared<Future>();
+    f->keys = KeyList(keys, "keys");
+    size_t n = f->keys.size();
     if (py::len(buffers) != n) throw py::value_error("put: len(buffers) != len(keys)");
-    std::vector<std::string> p;
     if (!parents.is_none()) {
-      p = KeyList(parents, "parents");
-      if (p.size() != n) throw py::value_error("put: len(parents) != len(keys)");
+      f->parents = KeyList(parents, "parents");
+      if (f->parents.size() != n) throw py::value_error("put: len(parents) != len(keys)");
     } else {
-      p.resize(n);
+      f->parents.resize(n);
     }
-    std::vector<std::unique_ptr<Region>> regions;
-    regions.reserve(n);
-    std::vector<PutItem> items(n);
+    f->metas.resize(n);
+    if (!metas.is_none()) {
+      if (py::len(metas) != n) throw py::value_error("put: len(metas) != len(keys)");
+      size_t i = 0;
+      for (py::handle m : metas) {
+        if (!m.is_none()) f->metas[i] = BytesArg(m, "metas");
+        ++i;
+      }
+    }
+    f->regions.reserve(n);
+    f->put_items.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/false));
-      items[i].key = k[i];
-      items[i].parent = p[i];
-      items[i].data = regions.back()->data();
-      items[i].length = regions.back()->size();
+      f->regions.push_back(std::make_unique<Region>(buffers[i], /*writable=*/false));
+      PutItem& it = f->put_items[i];
+      it.key = f->keys[i];
+      it.parent = f->parents[i];
+      it.data = f->regions.back()->data();
+      it.length = f->regions.back()->size();
+      it.meta = f->metas[i];
     }
+    f->make_result = [](Future& fu) {
+      py::list st;
+      for (const PutItem& it : fu.put_items) st.append(static_cast<int>(it.status));
+      return py::object(st);
+    };
     KvClient& cl = c();
-    KvStatus s;
     {
-      py::gil_scoped_release nogil;
-      s = cl.Put(h, items);
+      py::gil_scoped_release nogil;  // also while the blocks' CRC32Cs are computed
+      cl.PutAsync(h, f->put_items, f->Callback());
     }
-    regions.clear();
-    Check(s);
-    py::list st;
-    for (const PutItem& it : items) st.append(static_cast<int>(it.status));
-    return st;
+    return f;
+  }
+
+  py::object Put(py::handle ns, py::sequence keys, py::object parents, py::sequence buffers,
+                 py::object metas) {
+    return SubmitPut(ns, keys, parents, buffers, metas)->Result(py::none());
   }
 
   template <typename Fn>
@@ -376,9 +542,31 @@ class Client {
     return d;
   }
 
+  py::tuple Events(py::handle ns, uint64_t since, uint32_t max_events) {
+    uint64_t h = Handle(ns);
+    KvClient& cl = c();
+    strata::kv::EventsResult r;
+    KvStatus s;
+    {
+      py::gil_scoped_release nogil;
+      s = cl.Events(h, since, max_events, &r);
+    }
+    Check(s);
+    py::list events;
+    for (const strata::kv::KvEvent& e : r.events) {
+      bool stored = e.kind == strata::kv::KvEvent::Kind::kStored;
+      events.append(py::make_tuple(stored ? "stored" : "removed", py::bytes(e.key),
+                                   e.parent.empty() ? py::object(py::none())
+                                                    : py::object(py::bytes(e.parent))));
+    }
+    return py::make_tuple(r.next, r.lost, events);
+  }
+
+  size_t in_flight() const { return client_ ? client_->in_flight() : 0; }
+
   void Close() {
     if (!client_) return;
-    py::gil_scoped_release nogil;  // waits for a call in flight on another thread
+    py::gil_scoped_release nogil;  // fails what is in flight, joins the receiver
     client_->Close();
   }
   bool connected() const { return client_ && client_->connected(); }
@@ -401,13 +589,24 @@ PYBIND11_MODULE(strata_kv, m) {
   for (KvCode c :
        {KvCode::kOk, KvCode::kNotFound, KvCode::kExists, KvCode::kInvalid, KvCode::kAuthFailed,
         KvCode::kDenied, KvCode::kTooLarge, KvCode::kUnavailable, KvCode::kInternal,
-        KvCode::kIoError, KvCode::kProtocolError, KvCode::kClosed, KvCode::kBufferTooSmall}) {
+        KvCode::kBadChecksum, KvCode::kIoError, KvCode::kProtocolError, KvCode::kClosed,
+        KvCode::kBufferTooSmall, KvCode::kCorrupt}) {
     m.attr(strata::kv::KvCodeName(c)) = static_cast<int>(c);
   }
   m.def("status_name",
         [](int code) { return std::string(strata::kv::KvCodeName(static_cast<KvCode>(code))); });
   m.attr("MIN_KEY_BYTES") = strata::kvcache::proto::kMinKeyBytes;
   m.attr("MAX_KEY_BYTES") = strata::kvcache::proto::kMaxKeyBytes;
+  m.attr("MAX_META_BYTES") = strata::kvcache::proto::kMaxBlockMetaBytes;
+  m.attr("MAX_MANIFEST_BYTES") = strata::kvcache::proto::kMaxManifestBytes;
+  m.attr("PROTOCOL_VERSION") = strata::kvcache::proto::kVersion;
+
+  py::class_<Future, std::shared_ptr<Future>>(m, "Future",
+                                              "An asynchronous call in flight (submit_*).")
+      .def("done", &Future::done)
+      .def("result", &Future::Result, py::arg("timeout") = py::none(),
+           "Waits (GIL released) and returns what the synchronous call returns; raises "
+           "strata_kv.Error if the call failed, ValueError on timeout.");
 
   py::class_<Namespace>(m, "Namespace")
       .def_readonly("handle", &Namespace::handle)
@@ -415,6 +614,8 @@ PYBIND11_MODULE(strata_kv, m) {
       .def_readonly("bucket", &Namespace::bucket)
       .def_readonly("block_bytes", &Namespace::block_bytes)
       .def_readonly("descriptor", &Namespace::descriptor)
+      .def_readonly("manifest", &Namespace::manifest)
+      .def_readonly("manifest_matches", &Namespace::manifest_matches)
       .def(
           "object_key",
           [](const Namespace& ns, py::bytes key) {
@@ -440,20 +641,40 @@ PYBIND11_MODULE(strata_kv, m) {
       .def("open_namespace", &Client::Open,
            "open_namespace(**fields) -> Namespace. Fields: model_id, weights_fingerprint, "
            "kv_dtype, kv_layout, tokens_per_block, block_bytes (0: any length), tp_size, tp_rank, "
-           "pp_size, pp_rank, hash_algorithm, hash_seed, tenant_salt, quota_bytes, ttl_s.")
+           "pp_size, pp_rank, hash_algorithm, hash_seed, tenant_salt, quota_bytes, ttl_s; "
+           "manifest (bytes/str, not identity: stored by the first opener, returned as "
+           "ns.manifest, compared in ns.manifest_matches).")
       .def("lookup", &Client::Lookup, py::arg("ns"), py::arg("keys"),
            "Number of leading keys that are stored (one round trip, no side effects).")
+      .def("lookup_each", &Client::LookupEach, py::arg("ns"), py::arg("keys"),
+           "Whether each key is stored: list of bool (one round trip, no side effects).")
+      .def("submit_lookup_each", &Client::SubmitLookupEach, py::arg("ns"), py::arg("keys"))
       .def("get_into", &Client::GetInto, py::arg("ns"), py::arg("keys"), py::arg("buffers"),
            py::arg("offsets") = py::none(), py::arg("lengths") = py::none(),
-           py::arg("with_lengths") = false,
+           py::arg("with_lengths") = false, py::arg("with_meta") = false,
            "Reads each key's block (from offsets[i], len(buffers[i]) bytes unless lengths "
-           "says otherwise; 0 = to the end) straight into buffers[i]. Returns per-key "
-           "statuses, or (statuses, byte_counts) with with_lengths=True.")
+           "says otherwise; 0 = to the end) straight into buffers[i]; whole-block reads are "
+           "checked against the block's CRC32C (a mismatch: status CORRUPT). Returns per-key "
+           "statuses, (statuses, byte_counts) with with_lengths=True, or (statuses, "
+           "byte_counts, metas) with with_meta=True.")
+      .def("submit_get_into", &Client::SubmitGet, py::arg("ns"), py::arg("keys"),
+           py::arg("buffers"), py::arg("offsets") = py::none(), py::arg("lengths") = py::none(),
+           py::arg("with_lengths") = false, py::arg("with_meta") = false,
+           "get_into, asynchronously: returns a Future (buffers must stay alive until done).")
       .def("put", &Client::Put, py::arg("ns"), py::arg("keys"), py::arg("parents"),
-           py::arg("buffers"),
+           py::arg("buffers"), py::arg("metas") = py::none(),
            "Stores blocks put-if-absent; parents[i] is the previous block's key (None/b'' = "
-           "chain root), parents=None makes all roots. Returns per-key statuses (OK, EXISTS, "
-           "TOO_LARGE, ...).")
+           "chain root), parents=None makes all roots; metas[i] (bytes <= MAX_META_BYTES or "
+           "None) is stored with the block. Each block's CRC32C is sent with it. Returns "
+           "per-key statuses (OK, EXISTS, TOO_LARGE, BAD_CHECKSUM, ...).")
+      .def("submit_put", &Client::SubmitPut, py::arg("ns"), py::arg("keys"), py::arg("parents"),
+           py::arg("buffers"), py::arg("metas") = py::none(),
+           "put, asynchronously: returns a Future (buffers must stay unchanged until done).")
+      .def("events", &Client::Events, py::arg("ns"), py::arg("since") = 0,
+           py::arg("max_events") = 4096,
+           "(next_cursor, lost, [(kind, key, parent)]): the namespace's 'stored'/'removed' "
+           "block events from cursor `since`; poll again from next_cursor.")
+      .def_property_readonly("in_flight", &Client::in_flight)
       .def("delete", &Client::Delete, py::arg("ns"), py::arg("keys"))
       .def("pin", &Client::Pin, py::arg("ns"), py::arg("keys"), py::arg("ttl_ms") = 30000)
       .def("unpin", &Client::Unpin, py::arg("ns"), py::arg("keys"))

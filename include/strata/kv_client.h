@@ -4,22 +4,29 @@
 // Every call is a batch on a namespace handle and costs one round trip.
 // Data never passes through an intermediate buffer in this library:
 //   - Get() reads the response's status table, then recv()s each block
-//     straight into the caller's destination buffer;
-//   - Put() sends the request header and the caller's block memory with one
-//     scatter send (sendmsg/iovec), never copying the blocks.
+//     straight into the caller's destination buffer, and checks it against
+//     the CRC32C the server stored with it (a mismatch is kCorrupt: a miss);
+//   - Put() computes each block's CRC32C, then sends the request header and
+//     the caller's block memory with one scatter send (sendmsg/iovec), never
+//     copying the blocks.
 //
-// A KvClient is thread-safe: calls on one client are serialized (one request
-// in flight per connection; use one client per thread for parallelism). Every
-// request carries a fresh request id that the response must echo, so the
-// wire format is ready for pipelining. After an I/O or protocol error the
-// connection is unusable (calls return kClosed); namespace handles belong to
-// the connection, so reconnect and reopen.
+// Pipelined: the *Async calls send their request and return; a receiver
+// thread of the client matches replies to requests by id, reads GET bytes
+// straight into the destinations and runs the completion callback. Any
+// number of requests may be in flight on one connection, from any number of
+// threads; the synchronous calls are the asynchronous ones plus a wait. A
+// callback runs on the receiver thread: it must be short and must not call a
+// synchronous method of the same client (that would wait for itself).
+// After an I/O or protocol error the connection is unusable (everything in
+// flight and every later call gets the error or kClosed); namespace handles
+// belong to the connection, so reconnect and reopen.
 //
 // Errors are values (KvStatus), never exceptions.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,7 +35,7 @@
 
 namespace strata::kv {
 
-// Result codes. 0..8 are the wire status codes (kv-protocol.md "Status
+// Result codes. 0..9 are the wire status codes (kv-protocol.md "Status
 // codes"); 100 and up arise in the client only.
 enum class KvCode : uint8_t {
   kOk = 0,
@@ -40,10 +47,12 @@ enum class KvCode : uint8_t {
   kTooLarge = 6,          // block length differs from block_bytes, or over quota
   kUnavailable = 7,       // storage failure on the server, retry later
   kInternal = 8,          // server bug
+  kBadChecksum = 9,       // PUT: the block's bytes do not match the CRC32C sent (not stored)
   kIoError = 100,         // socket error or timeout; the connection is closed
   kProtocolError = 101,   // the server's reply did not parse; the connection is closed
   kClosed = 102,          // the connection was closed by an earlier error or Close()
   kBufferTooSmall = 103,  // a GET reply item was longer than its destination buffer
+  kCorrupt = 104,         // a GET item's bytes do not match its stored CRC32C (treat as a miss)
 };
 
 // Stable upper-case name ("OK", "NOT_FOUND", ..., "BUFFER_TOO_SMALL").
@@ -82,15 +91,25 @@ struct NamespaceDescriptor {
   std::string tenant_salt;
   uint64_t quota_bytes = 0;  // 0: server default
   uint32_t ttl_s = 0;        // 0: no TTL
+  // Not identity: the engine's configuration, stored with the namespace by
+  // its first opener (<= kMaxManifestBytes); empty: none offered.
+  std::string manifest;
 };
 
 struct NamespaceInfo {
   uint64_t handle = 0;               // valid on this connection only
   std::array<uint8_t, 32> digest{};  // SHA-256 of the descriptor's identity fields
   std::string bucket;                // S3 bucket holding the blocks
+  std::string manifest;              // the manifest stored with the namespace ("" if none)
+  bool manifest_matches = true;      // the one offered equals it (true if none offered)
 };
 
-// Keys are 16..32 opaque bytes (content hashes chained over the token prefix).
+inline constexpr size_t kMinKeyBytes = 16;
+inline constexpr size_t kMaxKeyBytes = 64;
+inline constexpr size_t kMaxMetaBytes = 1024;             // per-block metadata
+inline constexpr size_t kMaxManifestBytes = 64 * 1024;    // namespace manifest
+
+// Keys are 16..64 opaque bytes (content hashes chained over the token prefix).
 using KeyView = std::string_view;
 
 struct GetItem {
@@ -100,9 +119,14 @@ struct GetItem {
   uint64_t length = 0;  // bytes wanted; 0 = to the end of the block
   void* dst = nullptr;  // where the bytes go
   uint64_t dst_capacity = 0;
+  // Optional: where the block's metadata goes (kMaxMetaBytes is always enough).
+  void* meta_dst = nullptr;
+  uint32_t meta_capacity = 0;
   // Out.
   KvCode status = KvCode::kOk;
-  uint64_t bytes = 0;  // bytes written into dst (when status is kOk)
+  uint64_t bytes = 0;     // bytes written into dst (when status is kOk)
+  uint32_t meta_len = 0;  // the block's metadata size (copied when it fit meta_capacity)
+  bool crc_checked = false;  // a whole-block read whose CRC32C matched (ranges carry none)
 };
 
 struct PutItem {
@@ -111,7 +135,8 @@ struct PutItem {
   KeyView parent;  // the previous block of the chain; empty = chain root
   const void* data = nullptr;
   uint64_t length = 0;
-  // Out: kOk (stored), kExists, kTooLarge, kUnavailable.
+  std::string_view meta;  // per-block metadata stored with it (<= kMaxMetaBytes)
+  // Out: kOk (stored), kExists, kTooLarge, kBadChecksum, kUnavailable.
   KvCode status = KvCode::kOk;
 };
 
@@ -126,12 +151,27 @@ struct NamespaceStats {
   uint64_t lookups = 0;
 };
 
+// EVENTS: the namespace's stored/removed notifications, from a cursor.
+struct KvEvent {
+  enum class Kind : uint8_t { kStored = 1, kRemoved = 2 } kind = Kind::kStored;
+  std::string key;
+  std::string parent;  // stored events of chained blocks
+};
+struct EventsResult {
+  uint64_t next = 0;  // the cursor to poll from next
+  uint64_t lost = 0;  // events no longer held (~0: unknown, e.g. after a server restart)
+  std::vector<KvEvent> events;
+};
+
+// Completion of an asynchronous call: the status the synchronous call would return.
+using KvCallback = std::function<void(const KvStatus&)>;
+
 struct ConnectOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 9100;
   std::string access_key;
   std::string secret_key;
-  uint32_t timeout_ms = 60000;  // per send/recv; 0 = none
+  uint32_t timeout_ms = 60000;  // a request unanswered this long breaks the connection; 0 = none
 };
 
 class KvClient {
@@ -149,6 +189,8 @@ class KvClient {
 
   // Length of the longest prefix of `keys` that is stored. No side effects.
   KvStatus Lookup(uint64_t ns, std::span<const KeyView> keys, uint32_t* prefix_len);
+  // Whether each key is stored (one bit per key, one round trip). No side effects.
+  KvStatus LookupEach(uint64_t ns, std::span<const KeyView> keys, std::vector<bool>* present);
 
   // Reads blocks (or ranges of them) into the items' destinations; each item
   // gets its own status. The returned status is not OK only when the whole
@@ -164,13 +206,29 @@ class KvClient {
                std::vector<KvCode>* statuses);
   KvStatus Unpin(uint64_t ns, std::span<const KeyView> keys, std::vector<KvCode>* statuses);
   KvStatus Stats(uint64_t ns, NamespaceStats* stats);
+  // Up to max_events events from cursor `since` (0: the oldest held).
+  KvStatus Events(uint64_t ns, uint64_t since, uint32_t max_events, EventsResult* out);
+
+  // Asynchronous forms: the request is sent before the call returns; `done`
+  // runs once, on the receiver thread (or at once on a bad argument or a
+  // closed connection). Items, keys, outputs and destination buffers must
+  // stay alive and untouched until then.
+  void GetAsync(uint64_t ns, std::span<GetItem> items, KvCallback done);
+  void PutAsync(uint64_t ns, std::span<PutItem> items, KvCallback done);
+  void LookupAsync(uint64_t ns, std::span<const KeyView> keys, uint32_t* prefix_len,
+                   KvCallback done);
+  void LookupEachAsync(uint64_t ns, std::span<const KeyView> keys, std::vector<bool>* present,
+                       KvCallback done);
+  // Requests sent and not yet answered.
+  size_t in_flight() const;
 
   // Closes the connection; later calls return kClosed.
   void Close();
   bool connected() const;
 
+  class Impl;  // opaque (client/kv_client.cc)
+
  private:
-  class Impl;
   explicit KvClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -25,23 +25,24 @@
  * Return codes
  *   Every function returning int returns 0 (STRATA_KV_OK) on success and a
  *   positive STRATA_KV_* code otherwise. Codes 1..8 come from the server
- *   (the protocol's status byte); 100 and up arise in the client. Batch calls
+ *   (the protocol's status byte, 1..9); 100 and up arise in the client. Batch calls
  *   return 0 when the request as a whole succeeded and report each item's
  *   outcome in its `status` field (or in the `statuses` array).
  *   strata_kv_last_error() returns a message for the calling thread's last
  *   failed call (valid until that thread's next call).
  *
  * Threads
- *   A client may be used from several threads; its calls are serialized (one
- *   request in flight per connection). For parallel transfers open one client
- *   per thread. After STRATA_KV_IO_ERROR or STRATA_KV_PROTOCOL_ERROR the
+ *   A client may be used from several threads; their calls are pipelined on
+ *   the one connection (each waits for its own reply). After STRATA_KV_IO_ERROR or STRATA_KV_PROTOCOL_ERROR the
  *   connection is closed and every later call returns STRATA_KV_CLOSED;
  *   namespace handles belong to their connection.
  *
  * Memory
  *   All buffers are the caller's. Get writes straight into dst (no staging
  *   copy); Put sends straight from src (no copy) and src must stay unchanged
- *   until strata_kv_put returns. Keys are 16..32 bytes.
+ *   until strata_kv_put returns. Keys are 16..64 bytes. Put sends each block's
+ *   CRC32C; Get verifies whole-block reads against the stored CRC32C (a
+ *   mismatch is STRATA_KV_CORRUPT for that item).
  */
 #ifndef STRATA_STRATA_C_H_
 #define STRATA_STRATA_C_H_
@@ -70,10 +71,12 @@ enum {
   STRATA_KV_TOO_LARGE = 6,         /* length != block_bytes, or over quota */
   STRATA_KV_UNAVAILABLE = 7,       /* storage failure, retry later */
   STRATA_KV_INTERNAL = 8,          /* server bug */
+  STRATA_KV_BAD_CHECKSUM = 9,      /* put: the bytes do not match their CRC32C */
   STRATA_KV_IO_ERROR = 100,        /* socket error/timeout; connection closed */
   STRATA_KV_PROTOCOL_ERROR = 101,  /* unparsable reply; connection closed */
   STRATA_KV_CLOSED = 102,          /* connection closed earlier */
-  STRATA_KV_BUFFER_TOO_SMALL = 103 /* a GET item longer than its dst */
+  STRATA_KV_BUFFER_TOO_SMALL = 103, /* a GET item longer than its dst */
+  STRATA_KV_CORRUPT = 104           /* a GET item failed its CRC32C: a miss */
 };
 
 typedef struct strata_kv_client strata_kv_client; /* opaque */
@@ -104,7 +107,7 @@ typedef struct strata_kv_ns {
 
 typedef struct strata_kv_get_item {
   const uint8_t* key;    /* in */
-  uint8_t key_len;       /* in: 16..32 */
+  uint8_t key_len;       /* in: 16..64 */
   uint64_t offset;       /* in: byte offset within the block */
   uint64_t length;       /* in: bytes wanted, 0 = to the end of the block */
   void* dst;             /* in: destination */
@@ -115,7 +118,7 @@ typedef struct strata_kv_get_item {
 
 typedef struct strata_kv_put_item {
   const uint8_t* key;    /* in */
-  uint8_t key_len;       /* in: 16..32 */
+  uint8_t key_len;       /* in: 16..64 */
   const uint8_t* parent; /* in: previous block of the chain, NULL = root */
   uint8_t parent_len;    /* in: 0 = root */
   const void* src;       /* in: block bytes (unchanged until the call returns) */
@@ -143,6 +146,10 @@ STRATA_KV_API int strata_kv_open_namespace(strata_kv_client* client, const strat
 STRATA_KV_API int strata_kv_lookup(strata_kv_client* client, uint64_t ns,
                                    const uint8_t* const* keys, const uint8_t* key_lens, uint32_t n,
                                    uint32_t* prefix_len);
+/* present: caller array of n bytes, 1 where keys[i] is stored, else 0. */
+STRATA_KV_API int strata_kv_lookup_each(strata_kv_client* client, uint64_t ns,
+                                        const uint8_t* const* keys, const uint8_t* key_lens,
+                                        uint32_t n, uint8_t* present);
 STRATA_KV_API int strata_kv_get(strata_kv_client* client, uint64_t ns, strata_kv_get_item* items,
                                 uint32_t n);
 STRATA_KV_API int strata_kv_put(strata_kv_client* client, uint64_t ns, strata_kv_put_item* items,

@@ -129,20 +129,23 @@ class Crc32Checksummer final : public Checksummer {
   uint32_t crc_ = 0;
 };
 
+// crc32_iscsi neither inverts the seed nor the result: keep the raw register
+// (init 0xFFFFFFFF) and invert at the end. Its length is an int.
+uint32_t Crc32cRegister(uint32_t reg, const void* data, size_t n) {
+  auto* p = static_cast<unsigned char*>(const_cast<void*>(data));
+  while (n > 0) {
+    size_t chunk = n < (size_t{1} << 30) ? n : (size_t{1} << 30);
+    reg = crc32_iscsi(p, static_cast<int>(chunk), reg);
+    p += chunk;
+    n -= chunk;
+  }
+  return reg;
+}
+
 class Crc32cChecksummer final : public Checksummer {
  public:
   Crc32cChecksummer() : Checksummer(ChecksumAlgorithm::kCrc32c) {}
-  void Update(const void* data, size_t n) override {
-    // crc32_iscsi neither inverts the seed nor the result: keep the raw
-    // register (init 0xFFFFFFFF) and invert in Final. Its length is an int.
-    auto* p = static_cast<unsigned char*>(const_cast<void*>(data));
-    while (n > 0) {
-      size_t chunk = n < (size_t{1} << 30) ? n : (size_t{1} << 30);
-      reg_ = crc32_iscsi(p, static_cast<int>(chunk), reg_);
-      p += chunk;
-      n -= chunk;
-    }
-  }
+  void Update(const void* data, size_t n) override { reg_ = Crc32cRegister(reg_, data, n); }
   std::string Final() override {
     std::string out = BigEndianBytes<uint32_t>(~reg_);
     reg_ = 0xFFFFFFFFu;
@@ -325,6 +328,10 @@ std::string CombineCrc(ChecksumAlgorithm alg, std::string_view raw_crc_a,
     default:
       return {};
   }
+}
+
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
+  return ~Crc32cRegister(~crc, data, n);
 }
 
 }  // namespace strata

@@ -47,6 +47,11 @@ class Checksummer {
   ChecksumAlgorithm alg_;
 };
 
+// CRC32C (Castagnoli, the x-amz-checksum-crc32c polynomial) as a number:
+// Crc32cExtend(Crc32cExtend(0, a), b) == Crc32c(a || b).
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n);
+inline uint32_t Crc32c(const void* data, size_t n) { return Crc32cExtend(0, data, n); }
+
 // One-shot raw digest and its base64 (the header value).
 std::string ChecksumRaw(ChecksumAlgorithm alg, std::string_view data);
 std::string ChecksumBase64(ChecksumAlgorithm alg, std::string_view data);

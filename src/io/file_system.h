@@ -31,6 +31,8 @@ class ReadableFile {
   // Reads up to n bytes at offset into buf; returns bytes read (0 at EOF).
   virtual Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const = 0;
   virtual uint64_t Size() const = 0;
+  // The open descriptor, for zero-copy sends (sendfile); -1 where there is none.
+  virtual int NativeFd() const { return -1; }
 };
 
 class FileSystem {

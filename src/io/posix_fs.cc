@@ -60,6 +60,7 @@ class PosixReadableFile : public ReadableFile {
  public:
   PosixReadableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   ~PosixReadableFile() override { ::close(fd_); }
+  int NativeFd() const override { return fd_; }
 
   Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const override {
     size_t done = 0;

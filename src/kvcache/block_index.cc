@@ -186,6 +186,17 @@ std::optional<uint64_t> BlockIndex::Find(std::string_view key) const {
   return At(s).length;
 }
 
+std::optional<BlockIndex::BlockInfo> BlockIndex::Info(std::string_view key) const {
+  uint32_t s = FindSlot(key);
+  if (s == kNone) return std::nullopt;
+  const Entry& e = At(s);
+  BlockInfo info;
+  info.length = e.length;
+  if (e.flags & kHasCrc) info.crc32c = e.crc32c;
+  info.has_meta = (e.flags & kHasMeta) != 0;
+  return info;
+}
+
 bool BlockIndex::Touch(std::string_view key, uint64_t now_ns) {
   uint32_t s = FindSlot(key);
   if (s == kNone) return false;
@@ -220,7 +231,7 @@ void BlockIndex::Release(std::string_view key) {
 // ---- updates -----------------------------------------------------------------
 
 void BlockIndex::Insert(std::string_view key, std::string_view parent, uint64_t length,
-                        uint64_t now_ns) {
+                        uint64_t now_ns, std::optional<uint32_t> crc32c, bool has_meta) {
   assert(proto::ValidKey(key) && FindSlot(key) == kNone);
   assert(length <= 0xffffffffu);
   uint32_t parent_slot = parent.empty() ? kNone : FindSlot(parent);
@@ -234,7 +245,8 @@ void BlockIndex::Insert(std::string_view key, std::string_view parent, uint64_t 
   e.parent = parent_slot;
   e.children = 0;
   e.prev = e.next = kNone;
-  e.flags = kInUse;
+  e.crc32c = crc32c.value_or(0);
+  e.flags = static_cast<uint8_t>(kInUse | InfoFlags(crc32c, has_meta));
   TableInsert(s);
   ++count_;
   bytes_ += length;
@@ -393,7 +405,8 @@ void BlockIndex::Restore(std::vector<Restored> blocks) {
     e.stamp = b.stamp;
     e.parent = kNone;
     e.prev = e.next = kNone;
-    e.flags = kInUse;
+    e.crc32c = b.crc32c.value_or(0);
+    e.flags = static_cast<uint8_t>(kInUse | InfoFlags(b.crc32c, b.has_meta));
     last_stamp_ = std::max(last_stamp_, b.stamp);
     TableInsert(s);
     ++count_;

@@ -8,12 +8,12 @@
 // stored parent is never evicted before it), and LOOKUP's "longest stored
 // prefix" never stops at a hole that hides stored blocks behind it.
 //
-// Memory per block (x86-64): one 64-byte Entry (key inline, no heap node),
+// Memory per block (x86-64): one 104-byte Entry (key inline, no heap node),
 // plus the open-addressing table: one u32 per bucket at a load factor between
 // 3/8 and 3/4 while the index grows (5.3 to 10.7 bytes; the table never
 // shrinks), plus at most one partly used chunk of kChunkEntries Entries.
-// About 72 bytes per block in all (10M blocks = 0.7 GB); the block bytes
-// themselves are on the drives.
+// About 112 bytes per block in all (10M blocks = 1.1 GB; bench `kv_index`
+// measures it); the block bytes themselves are on the drives.
 // Pins live in a side map (only pinned blocks pay for them).
 //
 // Not thread-safe: the owner (one Namespace) serializes calls.
@@ -45,13 +45,21 @@ class BlockIndex {
     uint32_t children;  // stored blocks naming this one as parent
     uint32_t prev;      // leaf list (evictable: no children, not pinned or read), oldest first;
     uint32_t next;      // the free list reuses `next`
+    uint32_t crc32c;    // of the whole block, as the writer sent it (kHasCrc)
     uint16_t readers;   // GETs streaming this block now (Acquire/Release)
     uint8_t key_len;
     uint8_t flags;
   };
-  static_assert(sizeof(Entry) == 64, "keep the per-block state at one cache line");
+  static_assert(sizeof(Entry) == 104, "the per-block state: a 64-byte key and 40 bytes");
   static constexpr size_t kEntryBytes = sizeof(Entry);
   static constexpr size_t kChunkEntries = 4096;
+
+  // What GET needs to know of a stored block besides its bytes.
+  struct BlockInfo {
+    uint64_t length = 0;
+    std::optional<uint32_t> crc32c;  // absent: not recorded (the block must be read to know)
+    bool has_meta = false;           // per-block metadata stored with the object
+  };
 
   // A block found on the drives at start-up.
   struct Restored {
@@ -59,6 +67,8 @@ class BlockIndex {
     std::string parent;  // "" if none recorded
     uint64_t length = 0;
     uint64_t stamp = 0;  // e.g. the object's mtime
+    std::optional<uint32_t> crc32c;
+    bool has_meta = false;
   };
 
   explicit BlockIndex(uint64_t hash_seed);
@@ -69,6 +79,7 @@ class BlockIndex {
   size_t PrefixLength(std::span<const std::string_view> keys) const;
   // The block's length, or nullopt if absent. Changes nothing.
   std::optional<uint64_t> Find(std::string_view key) const;
+  std::optional<BlockInfo> Info(std::string_view key) const;
   // GET: refreshes recency; false if absent.
   bool Touch(std::string_view key, uint64_t now_ns);
   // GET: refreshes recency and keeps the block from eviction until Release,
@@ -78,7 +89,8 @@ class BlockIndex {
   void Release(std::string_view key);
   // Adds a block that is absent (asserted), linked to `parent` when that is
   // stored (an absent parent makes the block a chain root for eviction).
-  void Insert(std::string_view key, std::string_view parent, uint64_t length, uint64_t now_ns);
+  void Insert(std::string_view key, std::string_view parent, uint64_t length, uint64_t now_ns,
+              std::optional<uint32_t> crc32c = std::nullopt, bool has_meta = false);
   // Removes `key` and every stored descendant (they would be unreachable by a
   // prefix lookup anyway); appends their keys (`key` last) to *removed.
   bool Erase(std::string_view key, std::vector<std::string>* removed);
@@ -114,7 +126,10 @@ class BlockIndex {
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
-  enum Flags : uint8_t { kInUse = 1, kPinned = 2, kInLeafList = 4 };
+  enum Flags : uint8_t { kInUse = 1, kPinned = 2, kInLeafList = 4, kHasCrc = 8, kHasMeta = 16 };
+  static uint8_t InfoFlags(const std::optional<uint32_t>& crc32c, bool has_meta) {
+    return static_cast<uint8_t>((crc32c ? kHasCrc : 0) | (has_meta ? kHasMeta : 0));
+  }
 
   Entry& At(uint32_t slot) { return chunks_[slot / kChunkEntries][slot % kChunkEntries]; }
   const Entry& At(uint32_t slot) const {

@@ -35,6 +35,14 @@ bool ParseObjectKey(const std::string& object_key, Sha256Digest* digest, std::st
 
 }  // namespace
 
+std::optional<uint32_t> BlockCrc32c(const object::ObjectRecord& rec) {
+  if (rec.checksum_algorithm != "CRC32C") return std::nullopt;
+  auto raw = Base64Decode(rec.checksum_value);
+  if (!raw || raw->size() != 4) return std::nullopt;
+  const auto* b = reinterpret_cast<const unsigned char*>(raw->data());
+  return uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | uint32_t{b[3]};
+}
+
 Namespace::Namespace(const Sha256Digest& digest, std::string owner, uint64_t hash_seed)
     : index(hash_seed),
       digest_(digest),
@@ -99,7 +107,9 @@ Status NamespaceRegistry::Rebuild() {
         }
         b.length = e.record.size_bytes;
         b.stamp = static_cast<uint64_t>(e.record.mtime_ns);
+        b.crc32c = BlockCrc32c(e.record);
         for (const auto& [k, v] : e.record.headers.user_metadata) {
+          if (k == kBlockMetadata) b.has_meta = true;
           if (k != kParentMetadata) continue;
           auto parent = HexDecode(v);
           if (parent && proto::ValidKey(*parent)) b.parent = std::move(*parent);
@@ -118,6 +128,48 @@ Status NamespaceRegistry::Rebuild() {
   }
   if (total > 0) STRATA_LOG("kv: indexed %zu blocks from the kv-* buckets", total);
   return Status::OK();
+}
+
+Result<std::string> NamespaceRegistry::ReadManifest(Namespace* ns) {
+  auto reader = engine_->OpenObject(ns->bucket(), ns->ManifestKey());
+  if (!reader.ok()) {
+    if (reader.status().code() == Code::kNotFound) return std::string();
+    return reader.status().WithContext("kv manifest");
+  }
+  const uint64_t size = (*reader)->record().size_bytes;
+  if (size > proto::kMaxManifestBytes) return Corruption("kv manifest of " + ns->bucket() + " too large");
+  std::string out(size, '\0');
+  for (uint64_t got = 0; got < size;) {
+    ASSIGN_OR_RETURN(size_t r, (*reader)->ReadAt(got, out.data() + got, size - got));
+    if (r == 0) return Corruption("kv manifest of " + ns->bucket() + " is short");
+    got += r;
+  }
+  return out;
+}
+
+Result<std::string> NamespaceRegistry::Manifest(Namespace* ns, std::string_view offered) {
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  auto known = manifests_.find(ns);
+  if (known != manifests_.end() && !known->second.empty()) return known->second;
+  ASSIGN_OR_RETURN(std::string stored, ReadManifest(ns));
+  if (stored.empty() && !offered.empty()) {
+    object::ObjectHeaders headers;
+    headers.content_type = "application/octet-stream";
+    ASSIGN_OR_RETURN(auto writer, engine_->NewWriter(ns->bucket(), ns->ManifestKey(), headers));
+    RETURN_IF_ERROR(writer->Append(offered));
+    auto committed = writer->Commit([](const std::optional<object::ObjectRecord>& current) {
+      return current ? AlreadyExists("manifest exists") : Status::OK();
+    });
+    if (committed.ok()) {
+      stored.assign(offered);
+    } else if (committed.status().code() == Code::kAlreadyExists) {
+      ASSIGN_OR_RETURN(stored, ReadManifest(ns));  // written meanwhile (through S3)
+    } else {
+      return committed.status().WithContext("kv manifest");
+    }
+  }
+  manifests_[ns] = stored;
+  return stored;
 }
 
 Result<Namespace*> NamespaceRegistry::Open(const proto::NamespaceDescriptor& d,

@@ -12,11 +12,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "kvcache/block_index.h"
+#include "kvcache/event_log.h"
 #include "kvcache/proto/frame.h"
 #include "object/engine.h"
 
@@ -24,6 +26,11 @@ namespace strata::kvcache {
 
 // The user-metadata name (without x-amz-meta-) of a block's parent key (hex).
 inline constexpr std::string_view kParentMetadata = "kv-parent";
+// ... and of its per-block metadata (base64), when the writer gave some.
+inline constexpr std::string_view kBlockMetadata = "kv-meta";
+// The object holding a namespace's manifest: "<64 hex digest>.manifest" (not a
+// block name: those have a '/' after the digest).
+inline constexpr std::string_view kManifestSuffix = ".manifest";
 
 class Namespace {
  public:
@@ -34,6 +41,7 @@ class Namespace {
   const std::string& owner() const { return owner_; }
   // The S3 key of a block.
   std::string ObjectKey(std::string_view key) const;
+  std::string ManifestKey() const { return digest_hex_ + std::string(kManifestSuffix); }
 
   std::mutex mu;
   // Guarded by mu:
@@ -45,6 +53,9 @@ class Namespace {
   bool settings_set = false;    // by an open since start-up (they are not stored)
   uint64_t reserved_bytes = 0;  // PUTs admitted under the quota but not yet committed
 
+  // Block events for routers (its own lock).
+  EventLog events;
+
   // Counters (no lock).
   std::atomic<uint64_t> hits{0}, misses{0}, bytes_served{0}, bytes_requested{0}, evictions{0},
       lookups{0};
@@ -55,6 +66,10 @@ class Namespace {
   std::string bucket_;
   std::string owner_;
 };
+
+// The CRC32C a block object records (its FULL_OBJECT additional checksum,
+// big-endian as S3 spells it); none for an object written otherwise.
+std::optional<uint32_t> BlockCrc32c(const object::ObjectRecord& rec);
 
 struct RegistryOptions {
   uint64_t default_quota_bytes = 0;  // per namespace when the descriptor says 0; 0: none
@@ -80,6 +95,10 @@ class NamespaceRegistry {
   // Only the owner or an operator gets that far.
   Result<Namespace*> Open(const proto::NamespaceDescriptor& d, const std::string& identity,
                           bool is_operator);
+  // The manifest stored with the namespace: the first one offered is written
+  // (put-if-absent: of two racing first openers one wins); later opens get
+  // the stored one back to compare. Empty if none was ever offered.
+  Result<std::string> Manifest(Namespace* ns, std::string_view offered);
   // Every namespace known (opened or rebuilt); they live as long as the registry.
   std::vector<Namespace*> All();
 
@@ -91,6 +110,7 @@ class NamespaceRegistry {
 
  private:
   Namespace* GetOrAdd(const Sha256Digest& digest, const std::string& owner);
+  Result<std::string> ReadManifest(Namespace* ns);  // "" if none
 
   object::ObjectEngine* engine_;
   RegistryOptions options_;
@@ -98,6 +118,8 @@ class NamespaceRegistry {
   std::map<Sha256Digest, std::unique_ptr<Namespace>> by_digest_;
   std::atomic<uint64_t> stored_total_{0};    // every index's bytes(), kept by the indexes
   std::atomic<uint64_t> reserved_total_{0};  // PUTs admitted, not yet committed or dropped
+  std::mutex manifest_mu_;  // serializes manifest reads and writes (rare: opens)
+  std::map<Namespace*, std::string> manifests_;  // known (read or written) manifests
 };
 
 }  // namespace strata::kvcache

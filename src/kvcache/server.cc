@@ -11,6 +11,7 @@ namespace strata::kvcache {
 void DeleteBlocks(object::ObjectEngine* engine, Namespace* ns, const std::vector<std::string>& keys,
                   bool evicted) {
   for (const std::string& key : keys) {
+    ns->events.Add(proto::EventKind::kRemoved, key);
     Status st = engine->DeleteObject(ns->bucket(), ns->ObjectKey(key));
     // The index already forgot the block; a leftover object is indexed again
     // at the next start-up and evicted then.

@@ -42,6 +42,9 @@ struct ServerOptions {
   uint32_t sweep_interval_ms = 1000;
   // Bytes moved per read/write step of a block (bounds memory per connection).
   size_t io_chunk_bytes = 1 << 20;
+  // Whole-block GETs of file-backed blocks with a CRC go out by sendfile (the
+  // client verifies the CRC); false: every block through the checked reader.
+  bool zero_copy = true;
   // Wall-clock nanoseconds (recency, TTL, pins, AUTH back-off); tests inject their own.
   std::function<uint64_t()> clock_ns;
 

@@ -322,12 +322,16 @@ TEST_F(KvServerTest, BadFramesCloseTheConnection) {
     h.request_id = 9;
     std::string f;
     proto::AppendFrameHeader(h, &f);
-    f[4] = 2;  // version 2
+    f[4] = 1;  // protocol v1: refused, in its own version so that a v1 client can read it
     ASSERT_TRUE(c.conn()->WriteAll(std::string_view(f)).ok());
-    auto r = c.Recv();
-    ASSERT_TRUE(r.has_value());
-    EXPECT_EQ(r->h.status, WireStatus::kInvalid);
-    EXPECT_EQ(r->h.request_id, 9u);
+    char reply[proto::kFrameHeaderBytes];
+    ASSERT_TRUE(c.conn()->ReadFull(reply, sizeof(reply)).ok());
+    FrameHeader rh;
+    EXPECT_EQ(proto::DecodeFrameHeader(std::string_view(reply, sizeof(reply)), &rh),
+              proto::HeaderCheck::kBadVersion);
+    EXPECT_EQ(rh.version, 1);
+    EXPECT_EQ(rh.status, WireStatus::kInvalid);
+    EXPECT_EQ(rh.request_id, 9u);
     EXPECT_FALSE(c.Recv().has_value());
   }
   {  // an unknown opcode is answered INVALID and the connection goes on

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/checksum.h"
 #include "io/mem_fs.h"
 #include "kvcache/proto/frame.h"
 #include "kvcache/server.h"
@@ -144,10 +145,15 @@ class Client {
   }
   struct Block {
     std::string key, parent, data;
+    std::string meta = {};
+    std::optional<uint32_t> crc32c = std::nullopt;  // default: the data's
   };
   std::string PutPayload(uint64_t ns, const std::vector<Block>& blocks) {
     std::vector<proto::PutItem> items;
-    for (const Block& b : blocks) items.push_back({b.key, b.parent, b.data.size()});
+    for (const Block& b : blocks) {
+      uint32_t crc = b.crc32c ? *b.crc32c : Crc32c(b.data.data(), b.data.size());
+      items.push_back({b.key, b.parent, b.data.size(), crc, b.meta});
+    }
     std::string p = proto::EncodePutRequestHead(ns, items);
     for (const Block& b : blocks) p += b.data;
     return p;
@@ -167,6 +173,7 @@ class Client {
   struct Got {
     WireStatus frame = WireStatus::kOk;
     std::vector<proto::GetResult> results;
+    std::vector<std::string> metas;
     std::vector<std::string> data;
   };
   Got Get(uint64_t ns, const std::vector<proto::GetItem>& items) {
@@ -176,6 +183,10 @@ class Client {
     if (r.h.status != WireStatus::kOk) return g;
     EXPECT_TRUE(proto::DecodeGetResponseHead(r.payload, items.size(), &g.results));
     size_t off = items.size() * proto::kGetResultBytes;
+    for (const auto& res : g.results) {
+      g.metas.push_back(r.payload.substr(off, res.meta_len));
+      off += res.meta_len;
+    }
     for (const auto& res : g.results) {
       g.data.push_back(r.payload.substr(off, res.length));
       off += res.length;

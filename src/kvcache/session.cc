@@ -131,6 +131,7 @@ Status Session::Skip(uint64_t n) {
 
 void Session::Reply(const FrameHeader& req, WireStatus status, std::string_view payload) {
   FrameHeader h;
+  h.version = req.version;  // a refused version is answered in its own (kBadVersion)
   h.op = req.op;
   h.status = status;
   h.request_id = req.request_id;
@@ -265,6 +266,12 @@ Status Session::Dispatch(const FrameHeader& h) {
     case Op::kLookup:
       HandleLookup(h, p);
       break;
+    case Op::kLookupEach:
+      HandleLookupEach(h, p);
+      break;
+    case Op::kEvents:
+      HandleEvents(h, p);
+      break;
     case Op::kGet:
       return HandleGet(h, p);
     case Op::kDelete:
@@ -351,12 +358,20 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
     }
     return;
   }
+  auto manifest = ctx_->registry->Manifest(*ns, d.manifest);
+  if (!manifest.ok()) {
+    STRATA_LOG("kv: namespace manifest: %s", manifest.status().ToString().c_str());
+    Reply(h, WireStatus::kUnavailable);
+    return;
+  }
   auto [it, added] = handle_of_.try_emplace(*ns, handles_.size() + 1);
   if (added) handles_.push_back(*ns);
   proto::OpenNamespaceResponse r;
   r.handle = it->second;
   r.digest = (*ns)->digest();
   r.bucket = (*ns)->bucket();
+  r.manifest_matches = d.manifest.empty() || d.manifest == *manifest;
+  r.manifest = std::move(*manifest);
   Reply(h, WireStatus::kOk, proto::EncodeOpenNamespaceResponse(r));
 }
 
@@ -382,6 +397,33 @@ void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
   }
   ns->lookups.fetch_add(1, std::memory_order_relaxed);
   Reply(h, WireStatus::kOk, proto::EncodeLookupResponse(static_cast<uint32_t>(n)));
+}
+
+void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
+  proto::KeysRequest req;
+  Namespace* ns = DecodeKeys(h, payload, &req);
+  if (ns == nullptr) return;
+  std::vector<bool> present(req.keys.size());
+  {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    for (size_t i = 0; i < req.keys.size(); ++i) present[i] = ns->index.Find(req.keys[i]).has_value();
+  }
+  ns->lookups.fetch_add(1, std::memory_order_relaxed);
+  Reply(h, WireStatus::kOk, proto::EncodeLookupEachResponse(present));
+}
+
+void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {
+  proto::EventsRequest req;
+  if (!proto::DecodeEventsRequest(payload, &req)) {
+    Reply(h, WireStatus::kInvalid);
+    return;
+  }
+  Namespace* ns = Lookup(req.ns);
+  if (ns == nullptr) {
+    Reply(h, WireStatus::kNotFound);
+    return;
+  }
+  Reply(h, WireStatus::kOk, proto::EncodeEventsResponse(ns->events.Read(req.since, req.max_events)));
 }
 
 void Session::HandleStats(const FrameHeader& h, std::string_view payload) {

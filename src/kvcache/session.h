@@ -23,7 +23,7 @@ namespace strata::kvcache {
 // Payload limits enforced before any allocation: before authentication only
 // HELLO/AUTH/PING make sense (an access key of at most kMaxAccessKeyBytes);
 // after it, a non-PUT request (keys, ranges) is bounded by kMaxBatchItems
-// items of at most 49 bytes.
+// items of at most 81 bytes (a 64-byte key and a range).
 inline constexpr size_t kMaxAccessKeyBytes = 256;
 inline constexpr uint64_t kPreAuthMaxPayloadBytes = 2 + kMaxAccessKeyBytes;
 inline constexpr uint64_t kMaxRequestPayloadBytes = 64ull << 20;
@@ -77,9 +77,15 @@ class Session {
   Status RefuseIfThrottled(const proto::FrameHeader& h);
   void HandleOpen(const proto::FrameHeader& h, std::string_view payload);
   void HandleLookup(const proto::FrameHeader& h, std::string_view payload);
+  void HandleLookupEach(const proto::FrameHeader& h, std::string_view payload);
+  void HandleEvents(const proto::FrameHeader& h, std::string_view payload);
   Status HandleGet(const proto::FrameHeader& h, std::string_view payload);
+  Status ReadBlockMetas(Namespace* ns, const proto::GetRequest& req,
+                        const std::vector<bool>& needs_meta, std::vector<proto::GetResult>* results,
+                        std::string* metas);
   Status SendGetReply(const proto::FrameHeader& h, Namespace* ns, const proto::GetRequest& req,
-                      const std::vector<proto::GetResult>& results, uint64_t payload_len);
+                      const std::vector<proto::GetResult>& results, std::string_view metas,
+                      uint64_t payload_len);
   Status HandlePut(const proto::FrameHeader& h);
   void HandleDelete(const proto::FrameHeader& h, std::string_view payload);
   void HandleStats(const proto::FrameHeader& h, std::string_view payload);

@@ -6,10 +6,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -27,6 +29,25 @@ Status Connection::ReadFull(char* buf, size_t n) {
     if (r == 0) return Aborted("connection closed by peer");
     got += r;
   }
+  return Status::OK();
+}
+
+Status Connection::SendFile(std::string_view head, int fd, uint64_t offset, uint64_t n) {
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<char> buf(std::min<uint64_t>(n, kChunk));
+  while (n > 0) {
+    size_t want = std::min<uint64_t>(n, buf.size());
+    ssize_t r = ::pread(fd, buf.data(), want, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ErrnoStatus(errno, "pread for a send");
+    if (r == 0) return Corruption("file shorter than the bytes to send");
+    std::string_view parts[2] = {head, std::string_view(buf.data(), static_cast<size_t>(r))};
+    RETURN_IF_ERROR(WriteAll(parts));
+    head = {};
+    offset += static_cast<uint64_t>(r);
+    n -= static_cast<uint64_t>(r);
+  }
+  if (!head.empty()) return WriteAll(head);
   return Status::OK();
 }
 
@@ -111,6 +132,30 @@ class TcpConnection : public Connection {
     return Status::OK();
   }
 
+  // The head with MSG_MORE (it leaves with the first file bytes), then
+  // sendfile: page cache -> socket, no copy through user space.
+  Status SendFile(std::string_view head, int fd, uint64_t offset, uint64_t n) override {
+    while (!head.empty()) {
+      ssize_t w = ::send(fd_, head.data(), head.size(), MSG_NOSIGNAL | (n > 0 ? MSG_MORE : 0));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return SendError("send to ");
+      }
+      head.remove_prefix(static_cast<size_t>(w));
+    }
+    off_t off = static_cast<off_t>(offset);
+    while (n > 0) {
+      ssize_t w = ::sendfile(fd_, fd, &off, std::min<uint64_t>(n, size_t{1} << 30));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return SendError("sendfile to ");
+      }
+      if (w == 0) return Corruption("file shorter than the bytes to send to " + peer());
+      n -= static_cast<uint64_t>(w);
+    }
+    return Status::OK();
+  }
+
   void Shutdown() override {
     if (!shut_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);
   }
@@ -121,6 +166,14 @@ class TcpConnection : public Connection {
   std::string peer_address() const override { return address_; }
 
  private:
+  Status SendError(const char* what) const {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return DeadlineExceeded(what + peer() + ": peer not reading for " +
+                              std::to_string(timeout_ms_) + " ms");
+    }
+    return ErrnoStatus(errno, what + peer());
+  }
+
   int fd_;
   std::string address_;
   uint16_t port_;

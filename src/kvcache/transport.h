@@ -42,6 +42,10 @@ class Connection {
   // FI_GETWAIT on its completion queue) and refuses connections without.
   virtual int PollFd() const { return -1; }
 
+  // Sends `head`, then n bytes of the file `fd` from `offset` (sendfile where
+  // the transport can; this default reads and writes through a buffer).
+  virtual Status SendFile(std::string_view head, int fd, uint64_t offset, uint64_t n);
+
   // Reads exactly n bytes; Aborted if the stream ends first.
   Status ReadFull(char* buf, size_t n);
   Status WriteAll(std::string_view data) { return WriteAll(std::span(&data, 1)); }

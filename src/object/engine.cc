@@ -114,7 +114,7 @@ void ObjectWriter::SetChecksum(std::string algorithm, std::string value, std::st
 
 Status ObjectWriter::Append(std::string_view data) {
   if (done_) return Internal("append after commit/abort");
-  md5_->Update(data);
+  if (options_.md5) md5_->Update(data);
   size_bytes_ += data.size();
   if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
@@ -157,7 +157,8 @@ Result<ObjectRecord> ObjectWriter::Commit(
   }
   ObjectRecord rec;
   rec.size_bytes = size_bytes_;
-  rec.etag = HexEncode(Md5());
+  if (!options_.md5 && etag_.empty()) return Internal("commit without an ETag");
+  rec.etag = options_.md5 ? HexEncode(Md5()) : etag_;
   rec.headers = std::move(headers_);
   rec.checksum_algorithm = checksum_algorithm_;
   rec.checksum_value = checksum_value_;
@@ -217,6 +218,11 @@ Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const 
   uint64_t in_part = offset - part_starts_[i];
   n = std::min<uint64_t>(n, record_.parts[i].size_bytes - in_part);
   return files_[i]->ReadAt(in_part, buf, n);
+}
+
+int ObjectReader::UnverifiedFd() const {
+  if (record_.is_inline || !record_.parts.empty() || files_.size() != 1) return -1;
+  return files_[0]->UnverifiedFd();
 }
 
 // ---------------------------------------------------------------- engine

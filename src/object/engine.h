@@ -39,6 +39,10 @@ class ObjectEngine;
 struct WriteOptions {
   Tags tags;
   std::string storage_class;
+  // false: no MD5 is computed (it bounds a stream to ~0.9 GB/s); the caller
+  // gives the ETag with ObjectWriter::SetEtag before Commit (the KV tier: its
+  // blocks are checked by their CRC32C).
+  bool md5 = true;
 };
 
 // Streams one new object version in; nothing is visible until Commit().
@@ -50,6 +54,8 @@ class ObjectWriter {
   uint64_t size_bytes() const { return size_bytes_; }
   // MD5 of everything appended (raw 16 bytes); valid after the last Append.
   const std::string& Md5();
+  // The ETag (hex, no quotes) when WriteOptions::md5 is false.
+  void SetEtag(std::string etag) { etag_ = std::move(etag); }
   // Stores an additional checksum with the version (computed by the caller).
   void SetChecksum(std::string algorithm, std::string value, std::string type);
   // Makes the object durable and visible. `check` runs under the key lock just
@@ -81,6 +87,7 @@ class ObjectWriter {
   struct Md5State;
   std::unique_ptr<Md5State> md5_;
   std::string md5_digest_;
+  std::string etag_;  // given by the caller (WriteOptions::md5 false)
   bool done_ = false;
 };
 
@@ -90,6 +97,10 @@ class ObjectReader {
  public:
   const ObjectRecord& record() const { return record_; }
   Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const;
+  // A descriptor holding the object's bytes at offsets [0, size), unverified
+  // (storage::DataReader::UnverifiedFd); -1 for inline, multipart and
+  // erasure-coded objects.
+  int UnverifiedFd() const;
 
  private:
   friend class ObjectEngine;

@@ -51,6 +51,11 @@ class DataReader {
   // format has them and repairs from redundancy when it can.
   virtual Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) = 0;
   virtual uint64_t size() const = 0;
+  // A descriptor whose bytes [0, size()) are the data's, as stored: for
+  // zero-copy sends (sendfile) by callers that verify the bytes end to end
+  // themselves, since reading it bypasses this reader's checks. -1 where the
+  // format does not lay the bytes out so (erasure-coded shards).
+  virtual int UnverifiedFd() const { return -1; }
 };
 
 class DataStore {

@@ -90,6 +90,7 @@ class LegacyReader : public DataReader {
     return file_->ReadAt(offset, buf, n);
   }
   uint64_t size() const override { return file_->Size(); }
+  int UnverifiedFd() const override { return file_->NativeFd(); }
 
  private:
   std::unique_ptr<io::ReadableFile> file_;
@@ -134,6 +135,8 @@ class CheckedReader : public DataReader {
     return take;
   }
   uint64_t size() const override { return size_; }
+  // The bytes come first in the file, the CRC table after them.
+  int UnverifiedFd() const override { return file_->NativeFd(); }
 
  private:
   size_t BlockLen(uint64_t block) const {

@@ -11,15 +11,7 @@
 
 namespace strata::storage {
 
-uint32_t Crc32c(const void* data, size_t n) {
-  // One checksummer per thread: Final() resets it, so it is reusable.
-  thread_local std::unique_ptr<Checksummer> crc = Checksummer::Create(ChecksumAlgorithm::kCrc32c);
-  crc->Update(data, n);
-  std::string raw = crc->Final();  // big-endian
-  uint32_t v = 0;
-  for (unsigned char c : raw) v = v << 8 | c;
-  return v;
-}
+uint32_t Crc32c(const void* data, size_t n) { return strata::Crc32c(data, n); }
 
 void PutFixed32LE(std::string* dst, uint32_t v) {
   for (int i = 0; i < 4; ++i) dst->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));

@@ -85,7 +85,7 @@ std::string_view WireStatusName(WireStatus s) {
 
 void EncodeFrameHeader(const FrameHeader& h, char* out) {
   std::memcpy(out, kMagic, 4);
-  out[4] = static_cast<char>(kVersion);
+  out[4] = static_cast<char>(h.version);
   out[5] = static_cast<char>(h.op);
   out[6] = static_cast<char>(h.status);
   out[7] = static_cast<char>(h.flags);
@@ -103,6 +103,7 @@ HeaderCheck DecodeFrameHeader(std::string_view in, FrameHeader* out) {
   if (in.size() < kFrameHeaderBytes) return HeaderCheck::kTruncated;
   if (std::memcmp(in.data(), kMagic, 4) != 0) return HeaderCheck::kBadMagic;
   const char* p = in.data();
+  out->version = static_cast<uint8_t>(p[4]);
   out->op = static_cast<Op>(p[5]);
   out->status = static_cast<WireStatus>(p[6]);
   out->flags = static_cast<uint8_t>(p[7]);
@@ -264,6 +265,9 @@ bool EncodeNamespaceDescriptor(const NamespaceDescriptor& d, std::string* out) {
   WriteIdentity(d, w);
   w.U64(d.quota_bytes);
   w.U32(d.ttl_s);
+  if (d.manifest.size() > kMaxManifestBytes) return false;
+  w.U32(static_cast<uint32_t>(d.manifest.size()));
+  w.Bytes(d.manifest);
   return true;
 }
 
@@ -274,8 +278,13 @@ bool DecodeNamespaceDescriptor(std::string_view payload, NamespaceDescriptor* ou
             ReadStr(r, &d.kv_dtype) && ReadStr(r, &d.kv_layout) && r.U32(&d.tokens_per_block) &&
             r.U64(&d.block_bytes) && r.U16(&d.tp_size) && r.U16(&d.tp_rank) && r.U16(&d.pp_size) &&
             r.U16(&d.pp_rank) && ReadStr(r, &d.hash_algorithm) && r.U64(&d.hash_seed) &&
-            ReadStr(r, &d.tenant_salt) && r.U64(&d.quota_bytes) && r.U32(&d.ttl_s) && r.empty();
+            ReadStr(r, &d.tenant_salt) && r.U64(&d.quota_bytes) && r.U32(&d.ttl_s);
+  uint32_t manifest_len = 0;
+  std::string_view manifest;
+  ok = ok && r.U32(&manifest_len) && manifest_len <= kMaxManifestBytes &&
+       r.Bytes(manifest_len, &manifest) && r.empty();
   if (!ok) return false;
+  d.manifest.assign(manifest);
   *out = std::move(d);
   return true;
 }
@@ -310,17 +319,27 @@ std::string EncodeOpenNamespaceResponse(const OpenNamespaceResponse& r) {
   w.U64(r.handle);
   w.Bytes(std::string_view(reinterpret_cast<const char*>(r.digest.data()), r.digest.size()));
   w.Str(r.bucket);
+  w.U8(r.manifest_matches ? 1 : 0);
+  assert(r.manifest.size() <= kMaxManifestBytes);
+  w.U32(static_cast<uint32_t>(r.manifest.size()));
+  w.Bytes(r.manifest);
   return out;
 }
 
 bool DecodeOpenNamespaceResponse(std::string_view payload, OpenNamespaceResponse* out) {
   Reader r(payload);
-  std::string_view digest, bucket;
-  if (!r.U64(&out->handle) || !r.Bytes(kDigestBytes, &digest) || !r.Str(&bucket) || !r.empty()) {
+  std::string_view digest, bucket, manifest;
+  uint8_t matches = 0;
+  uint32_t manifest_len = 0;
+  if (!r.U64(&out->handle) || !r.Bytes(kDigestBytes, &digest) || !r.Str(&bucket) ||
+      !r.U8(&matches) || matches > 1 || !r.U32(&manifest_len) ||
+      manifest_len > kMaxManifestBytes || !r.Bytes(manifest_len, &manifest) || !r.empty()) {
     return false;
   }
   std::memcpy(out->digest.data(), digest.data(), kDigestBytes);
   out->bucket.assign(bucket);
+  out->manifest_matches = matches == 1;
+  out->manifest.assign(manifest);
   return true;
 }
 
@@ -350,6 +369,36 @@ std::string EncodeLookupResponse(uint32_t prefix_len) {
 bool DecodeLookupResponse(std::string_view payload, uint32_t* prefix_len) {
   Reader r(payload);
   return r.U32(prefix_len) && r.empty();
+}
+
+std::string EncodeLookupEachResponse(const std::vector<bool>& present) {
+  assert(present.size() <= kMaxBatchItems);
+  std::string out;
+  Writer w(&out);
+  w.U32(static_cast<uint32_t>(present.size()));
+  size_t at = out.size();
+  out.resize(at + (present.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (present[i]) out[at + i / 8] = static_cast<char>(out[at + i / 8] | (1u << (i % 8)));
+  }
+  return out;
+}
+
+bool DecodeLookupEachResponse(std::string_view payload, size_t expected_n,
+                              std::vector<bool>* present) {
+  Reader r(payload);
+  uint32_t n = 0;
+  std::string_view bits;
+  if (!r.U32(&n) || n != expected_n || !r.Bytes((size_t{n} + 7) / 8, &bits) || !r.empty()) {
+    return false;
+  }
+  // Bits past n in the last byte must be zero (one encoding per answer).
+  if (n % 8 != 0 && (static_cast<unsigned char>(bits.back()) >> (n % 8)) != 0) return false;
+  present->assign(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    (*present)[i] = (static_cast<unsigned char>(bits[i / 8]) >> (i % 8)) & 1;
+  }
+  return true;
 }
 
 std::string EncodePinRequest(uint64_t ns, uint32_t ttl_ms, std::span<const std::string_view> keys) {
@@ -424,6 +473,9 @@ void AppendGetResponseHead(std::span<const GetResult> results, std::string* out)
   for (const GetResult& g : results) {
     w.U8(static_cast<uint8_t>(g.status));
     w.U64(g.length);
+    w.U8(g.flags);
+    w.U32(g.crc32c);
+    w.U16(g.meta_len);
   }
 }
 
@@ -435,9 +487,16 @@ bool DecodeGetResponseHead(std::string_view payload, size_t n, std::vector<GetRe
   for (size_t i = 0; i < n; ++i) {
     uint8_t s = 0;
     GetResult g;
-    if (!r.U8(&s) || !r.U64(&g.length) || !ValidStatusByte(s)) return false;
+    if (!r.U8(&s) || !r.U64(&g.length) || !r.U8(&g.flags) || !r.U32(&g.crc32c) ||
+        !r.U16(&g.meta_len) || !ValidStatusByte(s)) {
+      return false;
+    }
     g.status = static_cast<WireStatus>(s);
-    if (g.status != WireStatus::kOk && g.length != 0) return false;
+    if ((g.flags & ~kGetCrcValid) != 0 || g.meta_len > kMaxBlockMetaBytes) return false;
+    if (g.status != WireStatus::kOk &&
+        (g.length != 0 || g.flags != 0 || g.crc32c != 0 || g.meta_len != 0)) {
+      return false;
+    }
     out->push_back(g);
   }
   return true;
@@ -448,14 +507,18 @@ bool DecodeGetResponseHead(std::string_view payload, size_t n, std::vector<GetRe
 std::string EncodePutRequestHead(uint64_t ns, std::span<const PutItem> items) {
   assert(items.size() <= kMaxBatchItems);
   std::string out;
-  out.reserve(12 + items.size() * (10 + 2 * kMaxKeyBytes));
+  out.reserve(12 + items.size() * (16 + 2 * kMaxKeyBytes));
   Writer w(&out);
   w.U64(ns);
   w.U32(static_cast<uint32_t>(items.size()));
   for (const PutItem& it : items) {
+    assert(it.meta.size() <= kMaxBlockMetaBytes);
     w.Key(it.key);
     w.Key(it.parent);
     w.U64(it.length);
+    w.U32(it.crc32c);
+    w.U16(static_cast<uint16_t>(it.meta.size()));
+    w.Bytes(it.meta);
   }
   return out;
 }
@@ -464,13 +527,18 @@ bool DecodePutRequestHead(std::string_view payload, PutRequestHead* out) {
   Reader r(payload);
   uint32_t n = 0;
   if (!r.U64(&out->ns) || !r.U32(&n)) return false;
-  // Each item is at least key (17) + empty parent (1) + length (8).
-  if (n > kMaxBatchItems || n > r.remaining() / (kMinKeyItemBytes + 9)) return false;
+  // Each item is at least key (17) + empty parent (1) + length (8) + crc (4) + meta_len (2).
+  if (n > kMaxBatchItems || n > r.remaining() / (kMinKeyItemBytes + 15)) return false;
   out->items.clear();
   out->items.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     PutItem it;
-    if (!r.Key(&it.key) || !r.KeyOrEmpty(&it.parent) || !r.U64(&it.length)) return false;
+    uint16_t meta_len = 0;
+    if (!r.Key(&it.key) || !r.KeyOrEmpty(&it.parent) || !r.U64(&it.length) ||
+        !r.U32(&it.crc32c) || !r.U16(&meta_len) || meta_len > kMaxBlockMetaBytes ||
+        !r.Bytes(meta_len, &it.meta)) {
+      return false;
+    }
     out->items.push_back(it);
   }
   out->head_bytes = payload.size() - r.remaining();
@@ -502,7 +570,14 @@ HeadScan ScanPutRequestHead(std::string_view in, size_t* bytes, PutHeadScanState
     }
     size_t plen = static_cast<unsigned char>(in[pos]);
     if (plen != 0 && (plen < kMinKeyBytes || plen > kMaxKeyBytes)) return HeadScan::kMalformed;
-    pos += 1 + plen + 8;
+    pos += 1 + plen + 8 + 4;
+    if (in.size() < pos + 2) {  // meta length
+      *bytes = pos + 2;
+      return HeadScan::kNeedMore;
+    }
+    size_t mlen = GetLe(in.data() + pos, 2);
+    if (mlen > kMaxBlockMetaBytes) return HeadScan::kMalformed;
+    pos += 2 + mlen;
     if (in.size() < pos) {
       *bytes = pos;
       return HeadScan::kNeedMore;
@@ -522,6 +597,55 @@ bool PutBlockBytes(std::span<const PutItem> items, uint64_t* total) {
   }
   *total = sum;
   return true;
+}
+
+// ---- EVENTS ----------------------------------------------------------------
+
+std::string EncodeEventsRequest(const EventsRequest& r) {
+  std::string out;
+  Writer w(&out);
+  w.U64(r.ns);
+  w.U64(r.since);
+  w.U32(r.max_events);
+  return out;
+}
+
+bool DecodeEventsRequest(std::string_view payload, EventsRequest* out) {
+  Reader r(payload);
+  return r.U64(&out->ns) && r.U64(&out->since) && r.U32(&out->max_events) && r.empty();
+}
+
+std::string EncodeEventsResponse(const EventsResponse& r) {
+  assert(r.events.size() <= kMaxBatchItems);
+  std::string out;
+  Writer w(&out);
+  w.U64(r.next);
+  w.U64(r.lost);
+  w.U32(static_cast<uint32_t>(r.events.size()));
+  for (const Event& e : r.events) {
+    w.U8(static_cast<uint8_t>(e.kind));
+    w.Key(e.key);
+    w.Key(e.parent);
+  }
+  return out;
+}
+
+bool DecodeEventsResponse(std::string_view payload, EventsResponse* out) {
+  Reader r(payload);
+  uint32_t n = 0;
+  if (!r.U64(&out->next) || !r.U64(&out->lost) || !r.U32(&n)) return false;
+  if (n > kMaxBatchItems || n > r.remaining() / (1 + kMinKeyItemBytes + 1)) return false;
+  out->events.clear();
+  out->events.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint8_t kind = 0;
+    std::string_view key, parent;
+    if (!r.U8(&kind) || (kind != 1 && kind != 2) || !r.Key(&key) || !r.KeyOrEmpty(&parent)) {
+      return false;
+    }
+    out->events.push_back({static_cast<EventKind>(kind), std::string(key), std::string(parent)});
+  }
+  return r.empty();
 }
 
 // ---- STATS -----------------------------------------------------------------

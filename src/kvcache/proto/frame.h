@@ -1,4 +1,4 @@
-// The strata KV-cache wire protocol, version 1: frame header, constants and
+// The strata KV-cache wire protocol, version 2: frame header, constants and
 // the codec of every request/response payload. Format: docs/formats/kv-protocol.md.
 //
 // Shared by the server (src/kvcache/) and the client library (client/): pure
@@ -24,14 +24,19 @@
 namespace strata::kvcache::proto {
 
 inline constexpr char kMagic[4] = {'S', 'K', 'V', '1'};
-inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 4 + 1 + 1 + 1 + 1 + 8 + 8;
 static_assert(kFrameHeaderBytes == 24);
 inline constexpr uint64_t kMaxPayloadBytes = 1ull << 30;  // 1 GiB
 // Keys are >= 128-bit content hashes; shorter ones would make collisions likely.
 inline constexpr size_t kMinKeyBytes = 16;
-inline constexpr size_t kMaxKeyBytes = 32;
-// Bounds one batch (a LOOKUP of 1M keys of 32 bytes is 33 MiB of payload).
+// 64: a SHA-256 block hash plus a KV-group index (vLLM's 36-byte OffloadKey) fits.
+inline constexpr size_t kMaxKeyBytes = 64;
+// Per-block metadata stored with a block (LMCache's chunk shape/dtype/format).
+inline constexpr size_t kMaxBlockMetaBytes = 1024;
+// The namespace manifest (the engine's configuration, stored with the namespace).
+inline constexpr size_t kMaxManifestBytes = 64 * 1024;
+// Bounds one batch (a LOOKUP of 1M keys of 64 bytes is 65 MiB of payload).
 inline constexpr uint32_t kMaxBatchItems = 1u << 20;
 inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kMacBytes = 32;
@@ -54,7 +59,9 @@ inline constexpr std::string_view kBucketPrefix = "kv-";
   X(kDelete, 0x14, "DELETE")                \
   X(kStats, 0x15, "STATS")                  \
   X(kPin, 0x16, "PIN")                      \
-  X(kUnpin, 0x17, "UNPIN")
+  X(kUnpin, 0x17, "UNPIN")                  \
+  X(kLookupEach, 0x18, "LOOKUP_EACH")       \
+  X(kEvents, 0x19, "EVENTS")
 
 enum class Op : uint8_t {
 #define STRATA_KV_OP_ENUM(name, byte, text) name = byte,
@@ -76,7 +83,8 @@ std::string_view OpName(Op op);  // "UNKNOWN" for a byte no opcode has
   X(kDenied, 5, "DENIED")           \
   X(kTooLarge, 6, "TOO_LARGE")      \
   X(kUnavailable, 7, "UNAVAILABLE") \
-  X(kInternal, 8, "INTERNAL")
+  X(kInternal, 8, "INTERNAL")       \
+  X(kBadChecksum, 9, "BAD_CHECKSUM")
 
 enum class WireStatus : uint8_t {
 #define STRATA_KV_STATUS_ENUM(name, byte, text) name = byte,
@@ -89,6 +97,7 @@ inline constexpr uint8_t kMaxWireStatus = 0 STRATA_KV_WIRE_STATUSES(STRATA_KV_ST
 std::string_view WireStatusName(WireStatus s);
 
 struct FrameHeader {
+  uint8_t version = kVersion;  // decoded as sent (kBadVersion when it is not kVersion)
   Op op = Op::kPing;  // may hold an unknown value after decoding: check IsKnownOp
   WireStatus status = WireStatus::kOk;
   uint8_t flags = 0;
@@ -100,7 +109,7 @@ enum class HeaderCheck {
   kOk,
   kTruncated,   // fewer than kFrameHeaderBytes
   kBadMagic,    // nothing else trusted: close the connection without a reply
-  kBadVersion,  // request_id valid: reply INVALID, then close
+  kBadVersion,  // request_id valid: reply INVALID, then close (with the client's version byte)
   kTooLarge,    // payload_len > kMaxPayloadBytes; request_id valid: reply INVALID, then close
 };
 
@@ -121,7 +130,7 @@ class Writer {
   void Bytes(std::string_view b) { out_->append(b); }
   // `str`: u16 length + bytes; the caller keeps s.size() <= kMaxStrBytes (asserted).
   void Str(std::string_view s);
-  // `key`: u8 length + bytes; length 0 (a chain root's parent) or 16..32 (asserted).
+  // `key`: u8 length + bytes; length 0 (a chain root's parent) or 16..64 (asserted).
   void Key(std::string_view k);
 
  private:
@@ -179,6 +188,8 @@ struct NamespaceDescriptor {
   // Not part of the identity (not in the digest):
   uint64_t quota_bytes = 0;  // 0: the server's default
   uint32_t ttl_s = 0;        // 0: no expiry
+  // The manifest offered (u32 length + bytes, <= kMaxManifestBytes; empty: none).
+  std::string manifest;
 };
 
 // Strings must fit a `str` (<= kMaxStrBytes); false otherwise.
@@ -198,6 +209,10 @@ struct OpenNamespaceResponse {
   uint64_t handle = 0;
   Sha256Digest digest{};
   std::string bucket;
+  // The manifest stored with the namespace (its first opener's; empty: none)
+  // and whether the one offered equals it (true when none was offered).
+  bool manifest_matches = true;
+  std::string manifest;
 };
 std::string EncodeOpenNamespaceResponse(const OpenNamespaceResponse& r);
 bool DecodeOpenNamespaceResponse(std::string_view payload, OpenNamespaceResponse* out);
@@ -214,6 +229,12 @@ bool DecodeKeysRequest(std::string_view payload, KeysRequest* out);
 // LOOKUP's reply: u32 prefix_len.
 std::string EncodeLookupResponse(uint32_t prefix_len);
 bool DecodeLookupResponse(std::string_view payload, uint32_t* prefix_len);
+
+// LOOKUP_EACH's reply: u32 n, then ceil(n / 8) bytes, bit i (LSB first) set
+// when key i is stored.
+std::string EncodeLookupEachResponse(const std::vector<bool>& present);
+bool DecodeLookupEachResponse(std::string_view payload, size_t expected_n,
+                              std::vector<bool>* present);
 
 // ---- PIN (u64 ns, u32 ttl_ms, u32 n, n x key) ------------------------------
 struct PinRequest {
@@ -242,26 +263,37 @@ struct GetRequest {
 std::string EncodeGetRequest(uint64_t ns, std::span<const GetItem> items);
 bool DecodeGetRequest(std::string_view payload, GetRequest* out);
 
-// The reply: n x (u8 status, u64 length) — the "head" — then the bytes of the
-// OK items in order (length each). Non-OK items carry length 0.
+// The reply: n x (u8 status, u64 length, u8 flags, u32 crc32c, u16 meta_len)
+// — the "head" — then the OK items' metadata bytes in order (meta_len each),
+// then their block bytes in order (length each). Non-OK items carry zeros.
+// flags bit 0 (kGetCrcValid): crc32c is the CRC32C of the bytes sent (a
+// whole-block read); a range carries none.
+inline constexpr uint8_t kGetCrcValid = 1;
 struct GetResult {
   WireStatus status = WireStatus::kOk;
   uint64_t length = 0;
+  uint8_t flags = 0;
+  uint32_t crc32c = 0;
+  uint16_t meta_len = 0;
 };
-inline constexpr size_t kGetResultBytes = 9;
+inline constexpr size_t kGetResultBytes = 1 + 8 + 1 + 4 + 2;
 void AppendGetResponseHead(std::span<const GetResult> results, std::string* out);
 // Decodes the head of a GET reply for a request of `n` items from the first
 // n * kGetResultBytes bytes of `payload`. False if too short, on an unknown
-// status or on a non-OK item with a nonzero length.
+// status, unknown flags, a meta_len over kMaxBlockMetaBytes or a non-OK item
+// with a nonzero field.
 bool DecodeGetResponseHead(std::string_view payload, size_t n, std::vector<GetResult>* out);
 
 // ---- PUT -------------------------------------------------------------------
-// Payload: u64 ns, u32 n, n x (key, key parent (empty = chain root), u64 length),
-// then the n blocks' bytes in order. The "head" is everything before the bytes.
+// Payload: u64 ns, u32 n, n x (key, key parent (empty = chain root), u64 length,
+// u32 crc32c of the block, u16 meta_len + meta), then the n blocks' bytes in
+// order. The "head" is everything before the bytes.
 struct PutItem {
   std::string_view key;
   std::string_view parent;  // empty: chain root
   uint64_t length = 0;
+  uint32_t crc32c = 0;
+  std::string_view meta;  // <= kMaxBlockMetaBytes
 };
 struct PutRequestHead {
   uint64_t ns = 0;
@@ -286,6 +318,32 @@ struct PutHeadScanState {
 HeadScan ScanPutRequestHead(std::string_view in, size_t* bytes, PutHeadScanState* state = nullptr);
 // Sum of the items' lengths; false on overflow.
 bool PutBlockBytes(std::span<const PutItem> items, uint64_t* total);
+
+// ---- EVENTS ----------------------------------------------------------------
+// Request: u64 ns, u64 since (the sequence number to start at), u32 max_events.
+// Reply: u64 next (the sequence number after the last event returned), u64 lost
+// (events at or after `since` that are no longer held), u32 n,
+// n x (u8 kind, key, key parent (empty for removals and chain roots)).
+enum class EventKind : uint8_t { kStored = 1, kRemoved = 2 };
+struct EventsRequest {
+  uint64_t ns = 0;
+  uint64_t since = 0;
+  uint32_t max_events = 0;
+};
+struct Event {
+  EventKind kind = EventKind::kStored;
+  std::string key;
+  std::string parent;
+};
+struct EventsResponse {
+  uint64_t next = 0;
+  uint64_t lost = 0;
+  std::vector<Event> events;
+};
+std::string EncodeEventsRequest(const EventsRequest& r);
+bool DecodeEventsRequest(std::string_view payload, EventsRequest* out);
+std::string EncodeEventsResponse(const EventsResponse& r);
+bool DecodeEventsResponse(std::string_view payload, EventsResponse* out);
 
 // ---- STATS -----------------------------------------------------------------
 // Request: u64 ns. Reply: 8 x u64 in this order.

@@ -51,7 +51,7 @@ TEST(KvFrame, HeaderRoundTrip) {
   AppendFrameHeader(h, &buf);
   ASSERT_EQ(buf.size(), kFrameHeaderBytes);
   EXPECT_EQ(buf.substr(0, 4), "SKV1");
-  EXPECT_EQ(buf[4], 1);
+  EXPECT_EQ(buf[4], 2);
   EXPECT_EQ(buf[5], 0x12);
   EXPECT_EQ(buf[8], 0x08);  // little-endian
   FrameHeader d;
@@ -76,10 +76,11 @@ TEST(KvFrame, HeaderBadMagicVersionSize) {
     bad[i] ^= 0x20;
     EXPECT_EQ(DecodeFrameHeader(bad, &d), HeaderCheck::kBadMagic);
   }
-  std::string v2 = buf;
-  v2[4] = 2;
-  EXPECT_EQ(DecodeFrameHeader(v2, &d), HeaderCheck::kBadVersion);
+  std::string v1 = buf;  // protocol v1 is refused (answered INVALID in its own version)
+  v1[4] = 1;
+  EXPECT_EQ(DecodeFrameHeader(v1, &d), HeaderCheck::kBadVersion);
   EXPECT_EQ(d.request_id, 77u);  // still usable for the INVALID reply
+  EXPECT_EQ(d.version, 1);
   h.payload_len = kMaxPayloadBytes + 1;
   std::string big;
   AppendFrameHeader(h, &big);
@@ -89,11 +90,12 @@ TEST(KvFrame, HeaderBadMagicVersionSize) {
 
 TEST(KvFrame, KnownOps) {
   for (Op op : {Op::kHello, Op::kAuth, Op::kPing, Op::kOpenNamespace, Op::kLookup, Op::kGet,
-                Op::kPut, Op::kDelete, Op::kStats, Op::kPin, Op::kUnpin}) {
+                Op::kPut, Op::kDelete, Op::kStats, Op::kPin, Op::kUnpin, Op::kLookupEach,
+                Op::kEvents}) {
     EXPECT_TRUE(IsKnownOp(static_cast<uint8_t>(op)));
     EXPECT_NE(OpName(op), "UNKNOWN");
   }
-  for (int b : {0x00, 0x04, 0x0f, 0x18, 0xff}) EXPECT_FALSE(IsKnownOp(static_cast<uint8_t>(b)));
+  for (int b : {0x00, 0x04, 0x0f, 0x1a, 0xff}) EXPECT_FALSE(IsKnownOp(static_cast<uint8_t>(b)));
   // The opcode table: a byte is known exactly when it has a name.
   int known = 0;
   for (int b = 0; b < 256; ++b) {
@@ -101,12 +103,13 @@ TEST(KvFrame, KnownOps) {
     EXPECT_EQ(IsKnownOp(static_cast<uint8_t>(b)), named) << b;
     known += named;
   }
-  EXPECT_EQ(known, 11);
+  EXPECT_EQ(known, 13);
   EXPECT_EQ(OpName(Op::kOpenNamespace), "OPEN_NAMESPACE");
 }
 
 TEST(KvFrame, WireStatusNames) {
-  EXPECT_EQ(kMaxWireStatus, 8);
+  EXPECT_EQ(kMaxWireStatus, 9);
+  EXPECT_EQ(WireStatusName(WireStatus::kBadChecksum), "BAD_CHECKSUM");
   EXPECT_EQ(WireStatusName(WireStatus::kOk), "OK");
   EXPECT_EQ(WireStatusName(WireStatus::kNotFound), "NOT_FOUND");
   EXPECT_EQ(WireStatusName(WireStatus::kInternal), "INTERNAL");
@@ -311,7 +314,7 @@ TEST(KvFrame, StatusList) {
   EXPECT_EQ(back, st);
   EXPECT_FALSE(DecodeStatusList(p, 2, &back));
   EXPECT_FALSE(DecodeStatusList(p, 4, &back));
-  p[1] = 9;
+  p[1] = 10;
   EXPECT_FALSE(DecodeStatusList(p, 3, &back));
 }
 
@@ -405,6 +408,137 @@ TEST(KvFrame, Stats) {
   ExpectAllPrefixesRefused(nr,
                            [&](std::string_view in) { return DecodeNamespaceRequest(in, &ns); });
   EXPECT_EQ(ns, 44u);
+}
+
+// ---- protocol v2 ----------------------------------------------------------
+
+TEST(KvFrameV2, KeysUpTo64Bytes) {
+  EXPECT_TRUE(ValidKey(K('k', 36)));  // vLLM's OffloadKey: SHA-256 + a 4-byte group index
+  EXPECT_TRUE(ValidKey(K('k', 64)));
+  EXPECT_FALSE(ValidKey(K('k', 65)));
+  std::string a = K('a', 64), b = K('b', 36);
+  std::vector<std::string_view> keys = {a, b};
+  KeysRequest req;
+  std::string payload = EncodeKeysRequest(1, keys);
+  ASSERT_TRUE(DecodeKeysRequest(payload, &req));  // views into payload
+  EXPECT_EQ(req.keys[0], a);
+  std::string too_long = EncodeKeysRequest(1, keys);
+  too_long[12] = 65;  // the first key's length byte
+  EXPECT_FALSE(DecodeKeysRequest(too_long, &req));
+}
+
+TEST(KvFrameV2, ManifestTravelsWithTheDescriptorButIsNotIdentity) {
+  NamespaceDescriptor d = SampleDescriptor();
+  d.manifest = R"({"engine":"vllm","block_size":16})";
+  std::string p;
+  ASSERT_TRUE(EncodeNamespaceDescriptor(d, &p));
+  NamespaceDescriptor back;
+  ExpectAllPrefixesRefused(p,
+                           [&](std::string_view in) { return DecodeNamespaceDescriptor(in, &back); });
+  EXPECT_EQ(back.manifest, d.manifest);
+  NamespaceDescriptor other = d;
+  other.manifest = "something else";
+  EXPECT_EQ(NamespaceDigest(d), NamespaceDigest(other));
+  d.manifest.assign(kMaxManifestBytes + 1, 'x');
+  EXPECT_FALSE(EncodeNamespaceDescriptor(d, &p));
+
+  OpenNamespaceResponse r;
+  r.handle = 2;
+  r.bucket = "kv-0123456789abcdef";
+  r.manifest = "stored";
+  r.manifest_matches = false;
+  OpenNamespaceResponse rb;
+  std::string rp = EncodeOpenNamespaceResponse(r);
+  ExpectAllPrefixesRefused(rp,
+                           [&](std::string_view in) { return DecodeOpenNamespaceResponse(in, &rb); });
+  EXPECT_EQ(rb.manifest, "stored");
+  EXPECT_FALSE(rb.manifest_matches);
+}
+
+TEST(KvFrameV2, LookupEachBitmap) {
+  std::vector<bool> present = {true, false, false, true, true, false, false, false, true, false};
+  std::string p = EncodeLookupEachResponse(present);
+  EXPECT_EQ(p.size(), 4u + 2u);
+  EXPECT_EQ(static_cast<unsigned char>(p[4]), 0x19);  // bits 0, 3, 4
+  EXPECT_EQ(static_cast<unsigned char>(p[5]), 0x01);  // bit 8
+  std::vector<bool> back;
+  ExpectAllPrefixesRefused(
+      p, [&](std::string_view in) { return DecodeLookupEachResponse(in, present.size(), &back); });
+  EXPECT_EQ(back, present);
+  EXPECT_FALSE(DecodeLookupEachResponse(p, present.size() + 1, &back));
+  std::string stray = p;
+  stray[5] |= 0x04;  // a bit past the last key
+  EXPECT_FALSE(DecodeLookupEachResponse(stray, present.size(), &back));
+}
+
+TEST(KvFrameV2, GetHeadCarriesCrcAndMetadata) {
+  std::vector<GetResult> res = {{WireStatus::kOk, 5, kGetCrcValid, 0xdeadbeef, 3},
+                                {WireStatus::kNotFound, 0}};
+  std::string head;
+  AppendGetResponseHead(res, &head);
+  ASSERT_EQ(head.size(), 2 * kGetResultBytes);
+  std::vector<GetResult> back;
+  ASSERT_TRUE(DecodeGetResponseHead(head, 2, &back));
+  EXPECT_EQ(back[0].crc32c, 0xdeadbeefu);
+  EXPECT_EQ(back[0].flags, kGetCrcValid);
+  EXPECT_EQ(back[0].meta_len, 3u);
+  for (GetResult bad : {GetResult{WireStatus::kOk, 1, 2, 0, 0},  // unknown flag
+                        GetResult{WireStatus::kOk, 1, 0, 0, kMaxBlockMetaBytes + 1},
+                        GetResult{WireStatus::kNotFound, 0, 0, 7, 0}}) {  // a miss with a CRC
+    std::string h;
+    std::vector<GetResult> one = {bad};
+    AppendGetResponseHead(one, &h);
+    EXPECT_FALSE(DecodeGetResponseHead(h, 1, &back));
+  }
+}
+
+TEST(KvFrameV2, PutHeadCarriesCrcAndMetadata) {
+  std::string a = K('a', 36), b = K('b', 64);
+  std::string meta(kMaxBlockMetaBytes, 'm');
+  std::vector<PutItem> items = {{a, "", 3, 0x11223344, "shape=1x2"}, {b, a, 2, 7, meta}};
+  std::string head = EncodePutRequestHead(5, items);
+  PutRequestHead req;
+  ASSERT_TRUE(DecodePutRequestHead(head + "abcde", &req));
+  EXPECT_EQ(req.items[0].crc32c, 0x11223344u);
+  EXPECT_EQ(req.items[0].meta, "shape=1x2");
+  EXPECT_EQ(req.items[1].meta, meta);
+  size_t need = 0;
+  EXPECT_EQ(ScanPutRequestHead(head, &need), HeadScan::kComplete);
+  EXPECT_EQ(need, head.size());
+  for (size_t n = 0; n < head.size(); ++n) {
+    EXPECT_EQ(ScanPutRequestHead(head.substr(0, n), &need), HeadScan::kNeedMore) << n;
+  }
+  // A metadata length over the limit is malformed for the scanner and the decoder.
+  std::vector<PutItem> one = {{a, "", 3, 0, "x"}};
+  std::string bad = EncodePutRequestHead(5, one);
+  size_t meta_len_at = 12 + 1 + a.size() + 1 + 8 + 4;
+  bad[meta_len_at] = static_cast<char>(0x01);
+  bad[meta_len_at + 1] = static_cast<char>(0x04);  // 1025
+  EXPECT_EQ(ScanPutRequestHead(bad, &need), HeadScan::kMalformed);
+  EXPECT_FALSE(DecodePutRequestHead(bad, &req));
+}
+
+TEST(KvFrameV2, EventsRoundTrip) {
+  EventsRequest rq{3, 100, 50};
+  EventsRequest rqb;
+  std::string p = EncodeEventsRequest(rq);
+  ExpectAllPrefixesRefused(p, [&](std::string_view in) { return DecodeEventsRequest(in, &rqb); });
+  EXPECT_EQ(rqb.since, 100u);
+  EventsResponse r;
+  r.next = 102;
+  r.lost = 1;
+  r.events.push_back({EventKind::kStored, K('a', 36), K('p', 36)});
+  r.events.push_back({EventKind::kRemoved, K('b', 32), ""});
+  std::string rp = EncodeEventsResponse(r);
+  EventsResponse back;
+  ExpectAllPrefixesRefused(rp, [&](std::string_view in) { return DecodeEventsResponse(in, &back); });
+  ASSERT_EQ(back.events.size(), 2u);
+  EXPECT_EQ(back.events[0].parent, K('p', 36));
+  EXPECT_EQ(back.events[1].kind, EventKind::kRemoved);
+  EXPECT_EQ(back.next, 102u);
+  std::string bad = rp;
+  bad[20] = 3;  // unknown kind
+  EXPECT_FALSE(DecodeEventsResponse(bad, &back));
 }
 
 }  // namespace
