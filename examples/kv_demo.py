@@ -23,10 +23,25 @@ cache in a paged tensor, the way vLLM does: cache[block] is one contiguous
   3. Checks: first-token logits equal within 1e-4, 32 greedy tokens
      identical, restored blocks byte-identical, one LOOKUP per restore, bytes
      served == P x block_bytes == bytes requested.
+  Every store and restore goes through vLLM's offloading interface:
+     strata.vllm_tier.StrataSecondaryTier, built by vLLM's
+     SecondaryTierFactory from a kv_connector_extra_config "secondary_tiers"
+     entry (vLLM when installed, else its interface stubs in tests/kv/stubs),
+     over the KV cache tensor as the primary view, and driven with the
+     engine's calls (per-key lookup with RETRY until the step ends, a
+     TransferJob per load/store, get_finished_jobs); the namespace comes from
+     the engine configuration (the tier derives it; LOOKUP is the tier's one
+     round trip per step).
   4. Partial hit: a prompt sharing the first 75 % with another suffix; LOOKUP
      finds only the shared full blocks, GET loads only those, the result
      equals that prompt's full recompute; storing it afterwards answers
      EXISTS for the shared blocks and stores only the new ones.
+
+  5. Disaggregated: a prefill process computes a prompt's KV and stores it
+     through the tier; a separate decode process (fresh KV cache, its own
+     connection) restores it through the tier, prefills only the last token
+     and must produce the prefill process's greedy tokens (--quick: a
+     256-token prompt, 8 tokens; --disagg-tokens 0 skips it).
 
 Run with Debian's python (it has python3-torch and python3-numpy):
 
@@ -51,6 +66,8 @@ setup error.
 """
 import argparse
 import hashlib
+import itertools
+import json
 import os
 import platform
 import secrets
@@ -75,6 +92,12 @@ except ImportError as e:
     print(f"kv_demo: {e}; put BUILD/client/python (the built strata_kv module) on PYTHONPATH",
           file=sys.stderr)
     sys.exit(2)
+# vLLM's interface (vLLM itself when installed, else the stubs of its interface
+# in tests/kv/stubs) and the factory-side helpers of tests/kv/vllm_driver.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kv"))
+import vllm_driver  # noqa: E402
+from vllm_driver import (LookupResult, ReqContext, ScheduleEndContext, TransferJob,  # noqa: E402
+                         make_offload_key)
 
 # ---- the model ---------------------------------------------------------------------
 N_LAYERS = 8
@@ -91,6 +114,7 @@ DTYPE = torch.float32
 BYTES_PER_TOKEN = N_LAYERS * 2 * N_KV_HEADS * HEAD_DIM * 4  # K and V, fp32: 8 KiB
 BLOCK_BYTES = TOKENS_PER_BLOCK * BYTES_PER_TOKEN  # 128 KiB
 KV_LAYOUT = "paged:block[layer][k,v][token][kv_head][head_dim]"
+MODEL_ID = "strata-kv-demo/tiny-decoder-8L-512d-gqa"
 QUERY_CHUNK = 256  # queries per attention matmul (bounds the score matrix)
 N_DECODE = 32
 LOGIT_TOLERANCE = 1e-4
@@ -323,20 +347,86 @@ def stats_delta(after, before):
     return {k: after[k] - before[k] for k in after}
 
 
-def restore(model, client, ns, tokens, hash_seed, cache):
+class VllmSide:
+    """vLLM's scheduler side of one KV cache, as far as the offloading tier
+    sees it: StrataSecondaryTier built by vLLM's SecondaryTierFactory from a
+    kv_connector_extra_config "secondary_tiers" entry, over the cache's own
+    memory as the primary view (cache[block] = slot block: loads land in the
+    KV tensor, stores are sent from it, no staging copy), then driven with
+    the engine's calls: on_new_request, per-key lookup (RETRY until the step
+    ends with on_schedule_end), submit_load / submit_store with a
+    TransferJob, get_finished_jobs, on_request_finished."""
+
+    _job_ids = itertools.count(1)
+
+    def __init__(self, cache, host, port, access, secret, fingerprint, hash_seed, tenant_salt):
+        tier_config = vllm_driver.strata_tier_config(
+            dict(host=host, port=port, access_key=access, secret_key=secret),
+            weights_fingerprint=fingerprint, hash_seed=hash_seed, tenant_salt=tenant_salt)
+        config = vllm_driver.offloading_config(
+            model=MODEL_ID, dtype="float32", tokens_per_block=TOKENS_PER_BLOCK,
+            worker_kv_bytes_per_block=BLOCK_BYTES,
+            extra_config={"spec_name": "TieringOffloadingSpec", "secondary_tiers": [tier_config]})
+        self.spec = vllm_driver.DriverSpec(config)
+        slots = cache.view(cache.shape[0], -1).view(torch.uint8).numpy()  # shares the memory
+        self.tier = vllm_driver.build_tier(self.spec, memoryview(slots))
+        self.hash_seed = hash_seed
+        self._req = itertools.count()
+
+    def request(self, tokens):
+        keys = [make_offload_key(h, 0) for h in block_keys(tokens, self.hash_seed)]
+        ctx = ReqContext(req_id=f"req-{next(self._req)}")
+        for i, k in enumerate(keys):
+            ctx.set_offload_key_position(k, (i + 1) * TOKENS_PER_BLOCK)
+        self.tier.on_new_request(ctx)
+        return keys, ctx
+
+    def lookup(self, keys, ctx):
+        """Leading blocks stored: the engine asks every key each step until
+        no verdict before the first miss is RETRY."""
+        while True:
+            verdicts = [self.tier.lookup(k, ctx) for k in keys]
+            n = 0
+            while n < len(keys) and verdicts[n] is LookupResult.HIT:
+                n += 1
+            if n == len(keys) or verdicts[n] is not LookupResult.RETRY:
+                return n
+            self.tier.on_schedule_end(ScheduleEndContext((ctx.req_id,), ()))
+            time.sleep(0.0002)
+
+    def transfer(self, keys, ctx, is_load):
+        """Blocks i of keys to / from slot i; waits (polling, as engine steps
+        do) for the job's result."""
+        job_id = next(self._job_ids)
+        job = TransferJob(job_id=job_id, keys=keys, chunk_ids=numpy.arange(len(keys)),
+                          is_promotion=is_load, req_context=ctx)
+        (self.tier.submit_load if is_load else self.tier.submit_store)(job)
+        while True:
+            for r in self.tier.get_finished_jobs():
+                if r.job_id == job_id:
+                    return r
+            time.sleep(0.0002)
+
+    def close(self):
+        self.tier.shutdown()
+
+
+def restore(model, side, tokens, cache):
     """The restore path, timed from the prompt to the first token.
     Returns (ttft_s, logits, first_token, P, past, timings)."""
     T = tokens.numel()
     t0 = time.perf_counter()
-    keys = block_keys(tokens, hash_seed)
+    keys, ctx = side.request(tokens)
     t_hash = time.perf_counter()
-    P = client.lookup(ns, keys)  # one round trip
+    P = side.lookup(keys, ctx)  # one round trip for the step's probes
     t_lookup = time.perf_counter()
     if P:
-        # One batched GET of exactly the P blocks, each straight into its block of the cache.
-        st = client.get_into(ns, keys[:P], [cache[i] for i in range(P)])
-        if st != [strata_kv.OK] * P:
-            raise RuntimeError("GET statuses: " + ", ".join(strata_kv.status_name(s) for s in set(st)))
+        # One load job of exactly the P blocks, each straight into its block of the cache.
+        r = side.transfer(keys[:P], ctx, is_load=True)
+        if not r.success:  # recompute from the first block that did not arrive
+            ok = set(r.successful_keys or ())
+            P = next((i for i, k in enumerate(keys[:P]) if k not in ok), P)
+    side.tier.on_request_finished(ctx)
     t_get = time.perf_counter()
     past = min(P * TOKENS_PER_BLOCK, T - 1)  # at least one token to prefill, so there is a query
     logits = model.forward(tokens[past:], past, cache)
@@ -353,13 +443,15 @@ def recompute(model, tokens, cache):
     return time.perf_counter() - t0, logits, first
 
 
-def store(client, ns, tokens, hash_seed, cache):
-    """PUT every full block of the prompt, sent from the cache's own memory."""
-    keys = block_keys(tokens, hash_seed)
-    parents = [None] + keys[:-1]
+def store(side, tokens):
+    """Stores every full block of the prompt, sent from the cache's own memory
+    (put-if-absent: blocks already there count as stored). Returns
+    (JobResult, seconds)."""
+    keys, ctx = side.request(tokens)
     t0 = time.perf_counter()
-    st = client.put(ns, keys, parents, [cache[i] for i in range(len(keys))])
-    return st, time.perf_counter() - t0
+    r = side.transfer(keys, ctx, is_load=False)
+    side.tier.on_request_finished(ctx)
+    return r, time.perf_counter() - t0
 
 
 def machine_line():
@@ -389,7 +481,14 @@ def main():
     ap.add_argument("--kv", metavar="HOST:PORT", help="use a running server's KV listener")
     ap.add_argument("--runs", type=int, help="timed runs per figure, median printed (default 3; --quick: 1)")
     ap.add_argument("--threads", type=int, help="torch threads (default: all CPUs of this process)")
+    ap.add_argument("--disagg-tokens", type=int,
+                    help="prompt length of the disaggregated run (default 1024; --quick: 256; 0: skip it)")
+    ap.add_argument("--role", choices=("prefill", "decode"), help=argparse.SUPPRESS)
+    ap.add_argument("--decode", type=int, default=N_DECODE, help=argparse.SUPPRESS)
+    ap.add_argument("--prompt-seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.role:  # one side of the disaggregated run (started by the demo itself)
+        return role_main(args)
     T = args.tokens or (1024 if args.quick else 4096)
     if T < 2 * TOKENS_PER_BLOCK:
         ap.error(f"--tokens must be at least {2 * TOKENS_PER_BLOCK}")
@@ -419,10 +518,93 @@ def main():
         # Against a long-lived server (--kv) an earlier run may have stored the partial-hit
         # prompt's blocks already; a fresh suffix each run keeps that check meaningful.
         suffix_seed = args.seed + 2 if server else secrets.randbelow(2**62)
-        return run(args, T, host, port, access, secret, suffix_seed)
+        rc = run(args, T, host, port, access, secret, suffix_seed)
+        D = args.disagg_tokens if args.disagg_tokens is not None else (256 if args.quick else 1024)
+        if D:
+            rc = max(rc, disaggregated(args, D, host, port, access, secret, suffix_seed))
+        return rc
     finally:
         if server:
             server.stop()
+
+
+def role_main(args):
+    """One process of the disaggregated run: `prefill` computes the prompt's
+    KV and stores it through the tier; `decode` restores it through the tier
+    (a fresh KV cache, another process and connection) and decodes. Both
+    print one line RESULT {json}."""
+    T, n = args.tokens, args.decode
+    host, _, port = args.kv.rpartition(":")
+    access, secret = os.environ["STRATA_KV_ACCESS_KEY"], os.environ["STRATA_KV_SECRET_KEY"]
+    torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
+    model = TinyDecoder(args.seed, max_positions=T + n + 1)
+    prompt = torch.randint(0, VOCAB, (T,), generator=torch.Generator().manual_seed(args.prompt_seed))
+    cache = new_cache(T + n)
+    side = VllmSide(cache, host, int(port), access, secret, model.fingerprint(), args.hash_seed,
+                    args.tenant_salt)
+    out = dict(role=args.role, pid=os.getpid())
+    with torch.inference_mode():
+        t0 = time.perf_counter()
+        if args.role == "prefill":
+            logits = model.forward(prompt, 0, cache)
+            first = int(torch.argmax(logits))
+            out["prefill_ms"] = (time.perf_counter() - t0) * 1e3
+            res, put_s = store(side, prompt)  # offloaded before the handoff
+            out.update(stored=bool(res.success), store_ms=put_s * 1e3)
+        else:
+            ttft, logits, first, P, past, tm = restore(model, side, prompt, cache)
+            out.update(ttft_ms=ttft * 1e3, loaded_blocks=P, prefilled_tokens=T - past,
+                       load_ms=(tm["lookup"] + tm["get"]) * 1e3)
+        out["tokens"] = greedy_decode(model, first, T, cache, n)
+    side.close()
+    print("RESULT " + json.dumps(out), flush=True)
+    return 0
+
+
+def disaggregated(args, T, host, port, access, secret, prompt_seed):
+    """Prefill in one process, decode in another: the decode process restores
+    the prefill process's KV from strata and must produce its tokens."""
+    n = 8 if args.quick else N_DECODE
+    print(f"\n== disaggregated: a prefill process stores the KV of a {T}-token prompt, a separate "
+          f"decode process restores it and decodes {n} tokens")
+    checks = Checks()
+    env = dict(os.environ, STRATA_KV_ACCESS_KEY=access, STRATA_KV_SECRET_KEY=secret)
+    results = {}
+    for role in ("prefill", "decode"):
+        cmd = [sys.executable, os.path.abspath(__file__), "--role", role, "--kv", f"{host}:{port}",
+               "--tokens", str(T), "--decode", str(n), "--seed", str(args.seed),
+               "--prompt-seed", str(prompt_seed + 7), "--hash-seed", str(args.hash_seed),
+               "--tenant-salt", args.tenant_salt]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+        if p.returncode != 0 or line is None:
+            checks.check(False, f"{role} process exited {p.returncode}: {p.stderr[-2000:]}")
+            return 1
+        results[role] = r = json.loads(line[len("RESULT "):])
+        r["wall_s"] = time.perf_counter() - t0
+    pre, dec = results["prefill"], results["decode"]
+    full = T // TOKENS_PER_BLOCK
+    print(f"  prefill process (pid {pre['pid']}): prefill {pre['prefill_ms']:.0f} ms, store "
+          f"{pre['store_ms']:.1f} ms, {pre['wall_s']:.1f} s wall")
+    print(f"  decode process (pid {dec['pid']}): {dec['loaded_blocks']} blocks loaded in "
+          f"{dec['load_ms']:.1f} ms, prefilled {dec['prefilled_tokens']} token(s), TTFT "
+          f"{dec['ttft_ms']:.0f} ms, {dec['wall_s']:.1f} s wall")
+    checks.check(pre["stored"], "prefill process: its store job succeeded")
+    checks.check(pre["pid"] != dec["pid"] != os.getpid(), "prefill and decode ran in separate processes")
+    checks.check(dec["loaded_blocks"] == full, f"decode process loaded all {full} full blocks "
+                 f"(got {dec['loaded_blocks']})")
+    checks.check(dec["prefilled_tokens"] == T - min(full * TOKENS_PER_BLOCK, T - 1),
+                 f"decode process prefilled only the {dec['prefilled_tokens']} uncached token(s)")
+    checks.check(dec["tokens"] == pre["tokens"], f"decode process produced the prefill process's "
+                 f"{n} tokens ({pre['tokens'][:6]}...)")
+    if checks.failed:
+        print(f"\nkv_demo: disaggregated run: {len(checks.failed)} check(s) FAILED", file=sys.stderr)
+        return 1
+    print("kv_demo: disaggregated run passed")
+    return 0
 
 
 def median(xs):
@@ -452,10 +634,7 @@ def run(args, T, host, port, access, secret, suffix_seed):
     print(f"model built in {time.perf_counter() - t:.1f} s, weights {fingerprint[:23]}...")
     g = torch.Generator().manual_seed(args.seed + 1)
     prompt = torch.randint(0, VOCAB, (T,), generator=g)
-    descriptor = dict(model_id="strata-kv-demo/tiny-decoder-8L-512d-gqa", weights_fingerprint=fingerprint,
-                      kv_dtype="float32", kv_layout=KV_LAYOUT, tokens_per_block=TOKENS_PER_BLOCK,
-                      block_bytes=BLOCK_BYTES, tp_size=1, tp_rank=0, pp_size=1, pp_rank=0,
-                      hash_algorithm="sha256", hash_seed=args.hash_seed, tenant_salt=args.tenant_salt)
+    conn = (host, port, access, secret, fingerprint, args.hash_seed, args.tenant_salt)
     full_blocks = T // TOKENS_PER_BLOCK
     cap = T + N_DECODE
 
@@ -471,9 +650,11 @@ def run(args, T, host, port, access, secret, suffix_seed):
 
         # ---- path 1: recompute, then save -------------------------------------------------------
         print("\n== path 1: recompute (full prefill), then save the KV blocks")
-        writer = strata_kv.Client(host, port, access, secret)
-        ns_w = writer.open_namespace(**descriptor)
         cache_r = new_cache(cap)
+        writer = VllmSide(cache_r, *conn)
+        print(f"  tier: {type(writer.tier).__name__} via SecondaryTierFactory "
+              f"({'vLLM' if vllm_driver.REAL_VLLM else 'vLLM 0.33 interface stubs'}), namespace "
+              f"{writer.tier.namespace['kv_layout']}")
         ttfts_r = []
         for _ in range(runs):
             cache_r.zero_()
@@ -482,26 +663,25 @@ def run(args, T, host, port, access, secret, suffix_seed):
         ttft_r = median(ttfts_r)
         print(f"  prefill {T} tokens + first token: {ttft_r * 1e3:.0f} ms median ({T / ttft_r:.0f} tokens/s); "
               f"runs {fmt_runs(ttfts_r)} ms")
-        st, put_s = store(writer, ns_w, prompt, args.hash_seed, cache_r)
-        stored = sum(s == strata_kv.OK for s in st)
-        existed = sum(s == strata_kv.EXISTS for s in st)
-        print(f"  PUT {full_blocks} blocks ({full_blocks * BLOCK_BYTES / 2**20:.1f} MiB) in one batch, sent from "
-              f"the cache tensor: {stored} stored, {existed} already there, {put_s * 1e3:.1f} ms")
-        checks.check(stored + existed == full_blocks, "every block stored (OK or EXISTS)")
+        res, put_s = store(writer, prompt)
+        print(f"  submit_store of {full_blocks} blocks ({full_blocks * BLOCK_BYTES / 2**20:.1f} MiB) in one "
+              f"job, sent from the cache tensor: {put_s * 1e3:.1f} ms")
+        checks.check(res.success, "every block stored (store job succeeded)")
         tokens_r = greedy_decode(model, first_r, T, cache_r, N_DECODE)
         writer.close()
 
         # ---- path 2: restore on a new connection ---------------------------------------------------
         print("\n== path 2: restore (new connection, fresh KV cache): LOOKUP, one GET, prefill the suffix")
-        reader = strata_kv.Client(host, port, access, secret)
-        ns = reader.open_namespace(**descriptor)
+        reader = strata_kv.Client(host, port, access, secret)  # for STATS only
         cache_s = new_cache(cap)
+        side_s = VllmSide(cache_s, *conn)
+        ns = reader.open_namespace(**side_s.tier.namespace)
         ptr = cache_s.data_ptr()
         ttfts_s, diffs, tms = [], [], []
         for i in range(runs):
             cache_s.zero_()  # nothing left from an earlier run
             before = reader.stats(ns)
-            ttft, logits_s, first_s, P, past, tm = restore(model, reader, ns, prompt, args.hash_seed, cache_s)
+            ttft, logits_s, first_s, P, past, tm = restore(model, side_s, prompt, cache_s)
             d = stats_delta(reader.stats(ns), before)
             ttfts_s.append(ttft)
             tms.append(tm)
@@ -547,11 +727,12 @@ def run(args, T, host, port, access, secret, suffix_seed):
         ttft_br = median(ttfts_br)
         tokens_br = greedy_decode(model, first_br, T, cache_b, N_DECODE)
         cache_bs = new_cache(cap)
+        side_bs = VllmSide(cache_bs, *conn)
         ttfts_bs, diffs_b = [], []
         for i in range(runs):
             cache_bs.zero_()
             before = reader.stats(ns)
-            ttft, logits_bs, first_bs, Pb, past_b, tmb = restore(model, reader, ns, prompt_b, args.hash_seed, cache_bs)
+            ttft, logits_bs, first_bs, Pb, past_b, tmb = restore(model, side_bs, prompt_b, cache_bs)
             d = stats_delta(reader.stats(ns), before)
             ttfts_bs.append(ttft)
             diffs_b.append(float((logits_bs - logits_br).abs().max()))
@@ -570,11 +751,17 @@ def run(args, T, host, port, access, secret, suffix_seed):
         tokens_bs = greedy_decode(model, first_bs, T, cache_bs, N_DECODE)
         checks.check(tokens_bs == tokens_br, f"{N_DECODE} greedy tokens identical to full recompute")
         checks.check(tokens_br != tokens_r, "and they differ from the first prompt's (the suffix matters)")
-        st, _ = store(reader, ns, prompt_b, args.hash_seed, cache_b)
-        nb = len(st)
-        checks.check(st[:expect] == [strata_kv.EXISTS] * expect and st[expect:] == [strata_kv.OK] * (nb - expect),
-                     f"storing it: {expect} shared blocks EXISTS (put-if-absent), {nb - expect} new blocks stored")
+        nb = len(block_keys(prompt_b, args.hash_seed))
+        before = reader.stats(ns)
+        side_b = VllmSide(cache_b, *conn)
+        res, _ = store(side_b, prompt_b)
+        added = reader.stats(ns)["blocks"] - before["blocks"]
+        checks.check(res.success and added == nb - expect,
+                     f"storing it: the job succeeds, {expect} shared blocks were there (put-if-absent), "
+                     f"{added} new blocks stored (expected {nb - expect})")
         total = reader.stats(ns)
+        for side in (writer, side_s, side_bs, side_b):
+            side.close()
         reader.close()
 
     ratio = total["bytes_served"] / total["bytes_requested"] if total["bytes_requested"] else float("nan")

@@ -1,10 +1,23 @@
 """strata KV-cache adapters, pure Python on top of the `strata_kv` module.
 
-  strata.vllm_tier.StrataOffloadTier          vLLM offloading secondary tier
+  strata.vllm_tier.StrataSecondaryTier         vLLM offloading secondary tier
+                                               (SecondaryTierManager, loaded by
+                                               vLLM's SecondaryTierFactory)
   strata.lmcache_backend.StrataRemoteConnector LMCache remote-backend connector
   strata.kvutil                                key mapping, byte views, connections
 
 `strata_kv` (client/python/strata_kv.cc) is built by CMake into
 <build>/client/python/; put that directory and client/python/ on sys.path
 (tests/kv/run.sh does) and use Debian's /usr/bin/python3.
+
+PINNED_VERSIONS: the engine interfaces the adapters are written against.
+vLLM: 0.33 (Nov 2026), vllm.v1.kv_offload.tiering: SecondaryTierManager
+(tiering/base.py), SecondaryTierFactory's out-of-tree loader (tiering/
+factory.py: "type" = class name, "module_path" = module), TieringOffloadingSpec
+(tiering/spec.py), OffloadKey / ReqContext / LookupResult /
+ScheduleEndContext (kv_offload/base.py), OffloadingConfig (kv_offload/
+config.py). tests/kv/stubs/vllm declares that interface for CI.
 """
+PINNED_VERSIONS = {
+    "vllm": "0.33",
+}
