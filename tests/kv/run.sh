@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the KV-tier tests (Python client, C ABI via ctypes, vLLM and LMCache
-# adapters driven by fakes of the engines) against real strata servers, with
-# Debian's /usr/bin/python3 (numpy, boto3).
+# adapters, driven by a vLLM fake and LMCache interface stubs) against real
+# strata servers, with Debian's /usr/bin/python3 (numpy, boto3).
 #
 # CTest sets STRATA_BIN, STRATA_KV_PYDIR (directory of the strata_kv module)
 # and STRATA_KV_CLIB (libstrata_kv.so). By hand: tests/kv/run.sh BUILD_DIR

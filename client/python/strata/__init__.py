@@ -3,7 +3,8 @@
   strata.vllm_tier.StrataSecondaryTier         vLLM offloading secondary tier
                                                (SecondaryTierManager, loaded by
                                                vLLM's SecondaryTierFactory)
-  strata.lmcache_backend.StrataRemoteConnector LMCache remote-backend connector
+  strata.lmcache_connector                     LMCache remote storage plugin
+                                               (StrataConnectorAdapter, StrataRemoteConnector)
   strata.kvutil                                key mapping, byte views, connections
 
 `strata_kv` (client/python/strata_kv.cc) is built by CMake into
@@ -18,6 +19,9 @@ factory.py: "type" = class name, "module_path" = module), TieringOffloadingSpec
 ScheduleEndContext (kv_offload/base.py), OffloadingConfig (kv_offload/
 config.py). tests/kv/stubs/vllm declares that interface for CI.
 """
+
+# Engine versions the adapters are written and tested against (one per line).
 PINNED_VERSIONS = {
     "vllm": "0.33",
+    "lmcache": "0.5.6",  # strata.lmcache_connector; tests/kv/stubs mirror its interfaces
 }
