@@ -1,31 +1,12 @@
 #include "s3_client.h"
 
-#include <ctime>
-
-#include "auth/sigv4.h"
 #include "common/encoding.h"
-#include "common/hash.h"
+#include "common/time_util.h"
 
 namespace strata::bench {
 namespace {
 
 constexpr char kUnsignedPayload[] = "UNSIGNED-PAYLOAD";
-constexpr char kSignedHeaders[] = "host;x-amz-content-sha256;x-amz-date";
-
-// "20240131T235959Z"
-std::string AmzDate() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[17];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
-std::string Hex(const Sha256Digest& d) {
-  return HexEncode(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
-}
-
 // "<tag>" or "</tag>" (built with append: GCC 12 warns falsely on "<" + string).
 std::string XmlTag(std::string_view opener, std::string_view tag) {
   std::string out;
@@ -39,7 +20,7 @@ S3Client::S3Client(std::string host, int port, Credentials credentials)
     : host_(std::move(host)),
       port_(port),
       host_header_(host_ + ":" + std::to_string(port)),
-      credentials_(std::move(credentials)),
+      signer_(std::move(credentials)),
       reader_(&socket_) {}
 
 void S3Client::Connect() {
@@ -48,45 +29,18 @@ void S3Client::Connect() {
   reader_.Reset();
 }
 
-const std::string& S3Client::SigningKey(const std::string& date) {
-  if (date != key_date_) {
-    signing_key_ = auth::DeriveSigningKey(credentials_.secret_key, date, credentials_.region, "s3");
-    key_date_ = date;
-  }
-  return signing_key_;
-}
-
-// SigV4 over method, path, query and the three signed headers; the body is
-// not signed (UNSIGNED-PAYLOAD).
-std::string S3Client::Authorization(const S3Request& req, const std::string& amz_date) {
-  std::string canonical_request;
-  canonical_request.append(req.method).append("\n");
-  canonical_request.append(auth::CanonicalUri(req.path)).append("\n");
-  canonical_request.append(auth::CanonicalQuery(req.query, /*drop_signature=*/false)).append("\n");
-  canonical_request.append("host:").append(host_header_).append("\n");
-  canonical_request.append("x-amz-content-sha256:").append(kUnsignedPayload).append("\n");
-  canonical_request.append("x-amz-date:").append(amz_date).append("\n\n");
-  canonical_request.append(kSignedHeaders).append("\n").append(kUnsignedPayload);
-
-  std::string date = amz_date.substr(0, 8);
-  std::string scope = date + "/" + credentials_.region + "/s3/aws4_request";
-  std::string string_to_sign =
-      "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(canonical_request);
-  std::string signature = Hex(HmacSha256(SigningKey(date), string_to_sign));
-  return "AWS4-HMAC-SHA256 Credential=" + credentials_.access_key + "/" + scope +
-         ", SignedHeaders=" + kSignedHeaders + ", Signature=" + signature;
-}
-
 std::string S3Client::RequestHead(const S3Request& req) {
-  std::string amz_date = AmzDate();
+  auth::RequestToSign to_sign{req.method, req.path, req.query, {{"host", host_header_}},
+                              kUnsignedPayload};
+  auth::SigningResult signed_req = signer_.Sign(to_sign, UnixNowNs() / 1'000'000'000);
   std::string head;
   head.reserve(512);
   head.append(req.method).append(" ").append(req.path);
   if (!req.query.empty()) head.append("?").append(req.query);
   head.append(" HTTP/1.1\r\nHost: ").append(host_header_);
-  head.append("\r\nx-amz-date: ").append(amz_date);
-  head.append("\r\nx-amz-content-sha256: ").append(kUnsignedPayload);
-  head.append("\r\nAuthorization: ").append(Authorization(req, amz_date));
+  for (const auto& [name, value] : signed_req.headers) {  // x-amz-date, ..., Authorization
+    head.append("\r\n").append(name).append(": ").append(value);
+  }
   head.append("\r\nContent-Length: ").append(std::to_string(req.body_size));
   for (const auto& [name, value] : req.extra_headers) {
     head.append("\r\n").append(name).append(": ").append(value);

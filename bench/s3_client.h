@@ -1,5 +1,5 @@
 // A minimal S3 client for the load generator: one keep-alive connection,
-// SigV4 header signing with strata's own canonicalization helpers, and
+// SigV4 header signing with auth::Signer (auth/signer.h), and
 // streaming request/response bodies.
 //
 // Payload mode: every request is signed with x-amz-content-sha256:
@@ -16,15 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "auth/signer.h"
 #include "net.h"
 
 namespace strata::bench {
 
-struct Credentials {
-  std::string access_key;
-  std::string secret_key;
-  std::string region = "us-east-1";
-};
+using Credentials = auth::SigningCredentials;
 
 struct S3Request {
   S3Request(std::string m, std::string p, std::string q = "")
@@ -62,18 +59,14 @@ class S3Client {
 
  private:
   std::string RequestHead(const S3Request& req);
-  std::string Authorization(const S3Request& req, const std::string& amz_date);
-  const std::string& SigningKey(const std::string& date);
   S3Response ReadResponse(const S3Request& req, const BodySink* sink);
 
   std::string host_;
   int port_;
   std::string host_header_;
-  Credentials credentials_;
+  auth::Signer signer_;  // keeps the day's signing key, as SDKs do
   Socket socket_;
   MessageReader reader_;
-  std::string key_date_;     // yyyymmdd the cached signing key is for
-  std::string signing_key_;  // derived once per day, as SDKs do
 };
 
 // "/bucket/key" with the key URI-encoded ('/' kept).

@@ -92,9 +92,9 @@ PRIVATE_HEADERS = {
 NARROW_EDGES = {
     ("object", "storage"): ({"storage/data_store.h"},
                             "object/ uses storage through the DataStore interface"),
-    ("kvcache", "auth"): (set(),
-                          "kvcache authenticates with its own HMAC challenge; it takes only a "
-                          "credentials type from auth (name that header here once it has one)"),
+    ("kvcache", "auth"): ({"auth/credentials.h"},
+                          "kvcache authenticates with its own HMAC challenge; it takes only the "
+                          "credentials type (SecretLookup) from auth"),
 }
 
 

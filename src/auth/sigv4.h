@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "auth/credentials.h"
 #include "common/query_string.h"
 #include "common/status.h"
 
@@ -32,9 +32,6 @@ struct RequestView {
   // parses each request's query once); nullptr: Verify parses raw_query.
   const QueryString* query = nullptr;
 };
-
-// Looks up the secret key of an access key; nullopt if unknown.
-using SecretLookup = std::function<std::optional<std::string>(std::string_view access_key)>;
 
 enum class PayloadMode {
   kUnsignedPayload,           // x-amz-content-sha256: UNSIGNED-PAYLOAD (or presigned)

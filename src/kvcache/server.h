@@ -19,7 +19,7 @@
 #include <string_view>
 #include <thread>
 
-#include "auth/sigv4.h"
+#include "auth/credentials.h"
 #include "common/status.h"
 #include "kvcache/auth_throttle.h"
 #include "kvcache/namespace_registry.h"

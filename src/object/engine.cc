@@ -292,14 +292,13 @@ Status ObjectEngine::Recover() {
 // cost more than the leak), so a power cut between steps 2 and 4 can leave a
 // synced data file whose intent vanished. At start-up no write is in flight:
 // a data file that no object, part, intent or garbage record names is such
-// an orphan. Deletes nothing when a record does not decode, or when most
-// files look unreferenced (lost metadata is a case for the operator, never
-// for a sweep).
+// an orphan. A self-describing store (an erasure pool) also holds the
+// markers of buckets and uploads, named by their B and M records, and tag
+// records and manifests, named by their versions (DataFiles). Deletes nothing
+// when a record does not decode, or when most files look unreferenced, or
+// (self-describing) when no bucket record exists: lost metadata is a case for
+// the operator (rebuild-index), never for a sweep.
 Status ObjectEngine::SweepUnreferencedData() {
-  // A self-describing store also holds bucket markers, multipart manifests,
-  // upload markers and tag records no metadata record names; its orphans are
-  // left to rebuild-index and heal (not swept here yet).
-  if (SelfDescribing()) return Status::OK();
   auto listed = data_->ListIds();
   if (!listed.ok()) {
     if (listed.status().code() == Code::kNotImplemented) return Status::OK();
@@ -307,13 +306,23 @@ Status ObjectEngine::SweepUnreferencedData() {
   }
   if (listed->empty()) return Status::OK();
   std::set<std::string> referenced;
+  size_t buckets = 0;
   auto it = kv_->NewIterator();  // a snapshot taken after the listing
   for (char prefix : {meta::kObjectPrefix, meta::kPartPrefix, meta::kIntentPrefix,
-                      meta::kGarbagePrefix}) {
+                      meta::kGarbagePrefix, meta::kBucketPrefix, meta::kMultipartPrefix}) {
     const std::string p(1, prefix);
     for (it->Seek(p); it->Valid() && it->key().substr(0, 1) == p; it->Next()) {
       if (prefix == meta::kIntentPrefix || prefix == meta::kGarbagePrefix) {
         referenced.emplace(it->key().substr(1));
+      } else if (prefix == meta::kBucketPrefix) {
+        ++buckets;
+        referenced.insert(BucketMarkerId(std::string(it->key().substr(1))));
+      } else if (prefix == meta::kMultipartPrefix) {
+        std::string bucket, key, upload_id;
+        if (!meta::ParseUploadKey(it->key(), &bucket, &key, &upload_id)) {
+          return Corruption("orphan sweep: an upload key does not parse; skipped");
+        }
+        referenced.insert(UploadMarkerId(upload_id));
       } else if (prefix == meta::kObjectPrefix) {
         auto rec = DecodeObjectRecord(it->value());
         if (!rec) return Corruption("orphan sweep: an object record does not decode; skipped");
@@ -331,19 +340,43 @@ Status ObjectEngine::SweepUnreferencedData() {
     if (!referenced.count(id)) orphans.push_back(id);
   }
   if (orphans.empty()) return Status::OK();
-  if (orphans.size() > 16 && orphans.size() * 2 > listed->size()) {
+  if ((orphans.size() > 16 && orphans.size() * 2 > listed->size()) ||
+      (SelfDescribing() && buckets == 0)) {
     STRATA_LOG("orphan sweep: %zu of %zu data files are referenced by no record; is the metadata "
                "lost? Deleting nothing.", orphans.size(), listed->size());
     return Status::OK();
   }
+  size_t removed = 0;
   for (const std::string& id : orphans) {
+    if (SelfDescribing()) {
+      // Only what the sweep can name: a readable piece with a known trailer.
+      // The leftovers of an id removed while a drive was offline (NotFound:
+      // a tombstone covers them) are heal's; unreadable or unknown pieces
+      // are left to heal and rebuild-index.
+      auto ht = data_->ReadHeaderAndTrailer(id);
+      if (!ht.ok()) {
+        if (ht.status().code() != Code::kNotFound) {
+          STRATA_LOG("orphan sweep: %s is unreadable; kept (%s)", id.c_str(),
+                     ht.status().ToString().c_str());
+        }
+        continue;
+      }
+      if (!DecodeTrailer(ht->second)) {
+        STRATA_LOG("orphan sweep: %s has an unknown trailer; kept", id.c_str());
+        continue;
+      }
+    }
     Status st = data_->Remove(id);
     if (!st.ok() && st.code() != Code::kNotFound) {
       STRATA_LOG("orphan sweep: cannot remove %s: %s", id.c_str(), st.ToString().c_str());
+      continue;
     }
+    ++removed;
   }
-  STRATA_LOG("recovery: removed %zu data files no record referenced (left by a power loss)",
-             orphans.size());
+  if (removed > 0) {
+    STRATA_LOG("recovery: removed %zu data files no record referenced (left by a power loss)",
+               removed);
+  }
   return Status::OK();
 }
 

@@ -130,6 +130,44 @@ TEST_F(EngineTest, OverwriteAndDeleteRemoveDataFiles) {
   EXPECT_EQ(engine_->DeleteObject("nobucket", "k").code(), Code::kNotFound);
 }
 
+// Two uploads of one part number at once (both writers open, their bodies
+// interleaved): as on AWS, the upload that completes last is the part; the
+// other's data is collected, and Complete accepts only the winner's ETag.
+TEST_F(EngineTest, SamePartUploadedTwiceConcurrentlyTheLastToCompleteWins) {
+  auto upload = engine_->CreateUpload("b", "mp", {});
+  ASSERT_TRUE(upload.ok()) << upload.status().ToString();
+  const std::string first = Pattern(kInline + 5000, 'f'), second = Pattern(kInline + 7000, 's');
+  auto w1 = engine_->NewPartWriter("b", "mp", *upload, 1);  // started first ...
+  auto w2 = engine_->NewPartWriter("b", "mp", *upload, 1);
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  for (size_t off = 0; off < second.size(); off += 4096) {
+    if (off < first.size()) {
+      ASSERT_TRUE((*w1)->Append(std::string_view(first).substr(off, 4096)).ok());
+    }
+    ASSERT_TRUE((*w2)->Append(std::string_view(second).substr(off, 4096)).ok());
+  }
+  auto r2 = (*w2)->Commit();
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  auto r1 = (*w1)->Commit();  // ... and completes last
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  ASSERT_NE(r1->etag, r2->etag);
+
+  auto parts = engine_->ListParts(*upload);
+  ASSERT_TRUE(parts.ok());
+  ASSERT_EQ(parts->size(), 1u);
+  EXPECT_EQ(parts->front().record.etag, r1->etag);
+  EXPECT_EQ(parts->front().record.size_bytes, first.size());
+  EXPECT_EQ(DataFiles(), 1u) << "the replaced part's data is collected";
+
+  CompleteProblem problem = CompleteProblem::kNone;
+  auto loser = engine_->CompleteUpload("b", "mp", *upload, {{1, r2->etag}}, &problem);
+  EXPECT_FALSE(loser.ok());
+  EXPECT_EQ(problem, CompleteProblem::kInvalidPart);
+  auto done = engine_->CompleteUpload("b", "mp", *upload, {{1, r1->etag}}, &problem);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(*Get("mp"), first);
+}
+
 TEST_F(EngineTest, UncommittedWriteIsInvisibleAndSweptAtStartup) {
   {
     auto w = engine_->NewWriter("b", "k", {});

@@ -16,6 +16,7 @@
 #include "io/mem_fs.h"
 #include "meta/keys.h"
 #include "object/engine.h"
+#include "object/pool_engine_test_util.h"
 #include "storage/erasure_store.h"
 #include "storage/plain_store.h"
 
@@ -28,34 +29,10 @@ std::string Body(size_t n, char seed) {
   return s;
 }
 
-std::string Md5Hex(const std::string& s) {
-  StreamHash md5(StreamHash::Kind::kMd5);
-  md5.Update(s.data(), s.size());
-  return HexEncode(md5.Final());
-}
-
 using Snapshot = std::map<std::string, std::string>;
 
-class RebuildTest : public ::testing::Test {
+class RebuildTest : public PoolEngineTest {
  protected:
-  // 4 drives, 2+2; `absent`: drive 3 unmounted.
-  void Open(bool absent = false) {
-    engine_.reset();
-    store_.reset();
-    storage::PoolOptions o;
-    for (int i = 0; i < 4; ++i) o.drives.push_back("/pool/d" + std::to_string(i));
-    if (absent) o.drives[3] = "/unmounted/d3";
-    o.k = 2;
-    o.m = 2;
-    o.block_bytes = 4096;
-    auto s = storage::ErasureDataStore::Open(mem_.get(), o);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-    auto e = ObjectEngine::Open(store_.get(), kv_.get());
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    engine_ = std::move(e).value();
-  }
-
   void Put(const std::string& bucket, const std::string& key, const std::string& body,
            WriteOptions options = {}) {
     ObjectHeaders h;
@@ -77,33 +54,6 @@ class RebuildTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : "";
   }
-  void PutPart(const std::string& key, const std::string& upload, uint32_t n,
-               const std::string& body) {
-    auto w = engine_->NewPartWriter("b", key, upload, n);
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    ASSERT_TRUE((*w)->Append(body).ok());
-    ASSERT_TRUE((*w)->Commit().ok());
-  }
-  void Complete(const std::string& key, const std::string& upload,
-                const std::vector<std::string>& bodies) {
-    std::vector<CompletePart> parts;
-    for (size_t i = 0; i < bodies.size(); ++i) {
-      parts.push_back({static_cast<uint32_t>(i + 1), Md5Hex(bodies[i])});
-    }
-    CompleteProblem problem;
-    auto rec = engine_->CompleteUpload("b", key, upload, parts, &problem);
-    ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-  }
-  Result<std::string> Get(const std::string& bucket, const std::string& key) {
-    ASSIGN_OR_RETURN(auto r, engine_->OpenObject(bucket, key));
-    std::string out(r->record().size_bytes, '\0');
-    for (size_t off = 0; off < out.size();) {
-      ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, out.size() - off));
-      if (n == 0) return Corruption("short read");
-      off += n;
-    }
-    return out;
-  }
   // Every record but the bookkeeping of writes in flight (I, G).
   Snapshot Records(meta::KvStore* kv) {
     Snapshot out;
@@ -115,11 +65,6 @@ class RebuildTest : public ::testing::Test {
     }
     return out;
   }
-
-  std::unique_ptr<io::MemFileSystem> mem_ = io::NewMemFileSystem();
-  std::unique_ptr<meta::KvStore> kv_ = meta::NewMemStore();
-  std::unique_ptr<storage::ErasureDataStore> store_;
-  std::unique_ptr<ObjectEngine> engine_;
 };
 
 std::string Printable(const std::string& key) {

@@ -90,27 +90,6 @@ bool IsServed(std::string_view name) {
          kServedSubresources.end();
 }
 
-// Parses the query; names given without '=' (sub-resource style, "?delete")
-// are also collected in *valueless.
-bool ParseQuery(std::string_view raw, std::vector<std::pair<std::string, std::string>>* out,
-                std::vector<std::string>* valueless) {
-  while (!raw.empty()) {
-    size_t amp = raw.find('&');
-    std::string_view part = raw.substr(0, amp);
-    raw = amp == std::string_view::npos ? std::string_view() : raw.substr(amp + 1);
-    if (part.empty()) continue;
-    size_t eq = part.find('=');
-    auto name = UriDecode(part.substr(0, eq), /*plus_as_space=*/true);
-    auto value = eq == std::string_view::npos
-                     ? std::optional<std::string>("")
-                     : UriDecode(part.substr(eq + 1), /*plus_as_space=*/true);
-    if (!name || !value) return false;
-    if (eq == std::string_view::npos) valueless->push_back(*name);
-    out->emplace_back(std::move(*name), std::move(*value));
-  }
-  return true;
-}
-
 // "Host: bucket.domain:port" -> "bucket" when virtual-host style applies.
 std::string VirtualHostBucket(const http::Request& req, const RouterConfig& config) {
   const std::string* host = req.Header("host");
@@ -173,10 +152,9 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
 
 std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterConfig& config) {
   Route r;
-  std::vector<std::string> valueless;
-  if (!ParseQuery(req.raw_query, &r.query, &valueless)) {
-    return MakeError(ErrorCode::kInvalidArgument, "Malformed query string");
-  }
+  const QueryString& query = req.Query();  // parsed once per request, shared with auth
+  if (query.malformed()) return MakeError(ErrorCode::kInvalidArgument, "Malformed query string");
+  r.query = query.Pairs();
   if (!req.raw_path.starts_with("/")) {
     return MakeError(ErrorCode::kInvalidRequest, "Request target must be an absolute path");
   }
@@ -214,10 +192,10 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
   // serves are handled above or below, any other is an operation it does not
   // know. Parameters with values that strata does not know are ignored, as
   // AWS does (SDKs add some, e.g. x-id).
-  for (const std::string& name : valueless) {
-    if (!IsServed(name)) {
+  for (const QueryParam& param : query.params()) {
+    if (!param.has_value && !IsServed(param.name)) {
       return MakeError(ErrorCode::kNotImplemented,
-                       "The '" + name + "' operation is not implemented");
+                       "The '" + param.name + "' operation is not implemented");
     }
   }
   auto op = PickOp(req, r);

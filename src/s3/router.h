@@ -79,7 +79,7 @@ struct Route {
   Op op;
   std::string bucket;  // empty for service-level operations
   std::string key;     // decoded object key; empty for bucket operations
-  std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, in order (of req.Query())
 
   bool Has(std::string_view name) const;
   const std::string* Query(std::string_view name) const;

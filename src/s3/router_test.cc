@@ -91,6 +91,19 @@ TEST(Router, QueryIsDecoded) {
   EXPECT_EQ(*r.Query("delimiter"), "/");
 }
 
+TEST(Router, QueryIsTheRequestsParsedQuery) {
+  http::Request req = Req("GET", "/bkt?list-type=2&prefix=a+b&prefix=c");
+  Route r = Ok(req);
+  EXPECT_EQ(r.query, req.Query().Pairs());  // the one parse auth reads too; order and repeats kept
+  EXPECT_EQ(r.query.size(), 3u);
+  // A broken %-escape in a name or value is refused; so is a valueless one.
+  EXPECT_EQ(Err(Req("GET", "/bkt?prefix=%ZZ")), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Err(Req("GET", "/bkt?%ZZ=1")), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Err(Req("GET", "/bkt?%ZZ")), ErrorCode::kInvalidArgument);
+  // Empty parts are skipped.
+  EXPECT_EQ(Ok(Req("GET", "/bkt?&&list-type=2&")).op, Op::kListObjectsV2);
+}
+
 TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/Bad_Bucket")), ErrorCode::kInvalidBucketName);
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);

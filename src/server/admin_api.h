@@ -7,7 +7,7 @@
 #pragma once
 
 #include "object/engine.h"
-#include "s3/ops/op_context.h"
+#include "s3/admin_api.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 

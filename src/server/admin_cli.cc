@@ -14,16 +14,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <optional>
 #include <pugixml.hpp>
 #include <string>
 
-#include "auth/sigv4.h"
+#include "auth/signer.h"
 #include "common/encoding.h"
-#include "common/hash.h"
 #include "common/net.h"
+#include "common/time_util.h"
 #include "server/admin_wire.h"
 
 namespace strata::server {
@@ -54,7 +53,8 @@ struct Response {
 // SigV4-signed requests (UNSIGNED-PAYLOAD).
 class Client {
  public:
-  Client(AdminOptions ep, Credentials creds) : ep_(std::move(ep)), creds_(std::move(creds)) {}
+  Client(AdminOptions ep, Credentials creds)
+      : ep_(std::move(ep)), signer_({std::move(creds.access_key), std::move(creds.secret_key)}) {}
 
   // The response, or nullopt with *error set (no connection, timeout, ...).
   std::optional<Response> Send(bhttp::verb method, const std::string& path,
@@ -127,39 +127,18 @@ class Client {
     return r;
   }
 
-  // TODO(auth): sign with the client-side signer of auth/signer.h once it
-  // lands (the lead switches this after the merge); until then, SigV4 by hand
-  // with auth/sigv4.h's canonicalization.
+  // SigV4 (UNSIGNED-PAYLOAD) with the client-side signer of auth/signer.h.
   void Sign(const std::string& method, const std::string& path, const std::string& query,
             bhttp::request<bhttp::empty_body>& req) {
-    char date[32], amz_date[32];
-    time_t now = time(nullptr);
-    tm t;
-    gmtime_r(&now, &t);
-    strftime(date, sizeof(date), "%Y%m%d", &t);
-    strftime(amz_date, sizeof(amz_date), "%Y%m%dT%H%M%SZ", &t);
     std::string host = ep_.host + ":" + std::to_string(ep_.port);
-    std::string scope = std::string(date) + "/us-east-1/s3/aws4_request";
-    std::string canonical = method + "\n" + auth::CanonicalUri(path) + "\n" +
-                            auth::CanonicalQuery(query, false) + "\nhost:" + host +
-                            "\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:" + amz_date +
-                            "\n\nhost;x-amz-content-sha256;x-amz-date\nUNSIGNED-PAYLOAD";
-    std::string to_sign =
-        "AWS4-HMAC-SHA256\n" + std::string(amz_date) + "\n" + scope + "\n" + Sha256Hex(canonical);
-    std::string key = auth::DeriveSigningKey(creds_.secret_key, date, "us-east-1", "s3");
-    auto sig = HmacSha256(key, to_sign);
-    std::string signature =
-        HexEncode(std::string_view(reinterpret_cast<const char*>(sig.data()), sig.size()));
+    auth::RequestToSign to_sign{method, path, query, {{"host", host}}};
+    auth::SigningResult signed_req = signer_.Sign(to_sign, UnixNowNs() / 1'000'000'000);
     req.set(bhttp::field::host, host);
-    req.set("x-amz-date", amz_date);
-    req.set("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
-    req.set(bhttp::field::authorization,
-            "AWS4-HMAC-SHA256 Credential=" + creds_.access_key + "/" + scope +
-                ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + signature);
+    for (const auto& [name, value] : signed_req.headers) req.set(name, value);
   }
 
   AdminOptions ep_;
-  Credentials creds_;
+  auth::Signer signer_;
   asio::io_context ioc_;
   std::optional<beast::tcp_stream> stream_;
   beast::flat_buffer buffer_;

@@ -11,20 +11,11 @@
 #include "common/byte_source.h"
 #include "http/request.h"
 #include "object/engine.h"
+#include "s3/admin_api.h"
 #include "s3/errors.h"
 #include "s3/router.h"
 
 namespace strata::s3 {
-
-// strata's admin API, provided by the server wiring (drives, heal, ...).
-// Handle returns the HTTP status and a JSON body for /_strata/admin/<action>.
-class AdminApi {
- public:
-  virtual ~AdminApi() = default;
-  virtual std::pair<int, std::string> Handle(
-      const std::string& method, const std::string& action,
-      const std::vector<std::pair<std::string, std::string>>& query) = 0;
-};
 
 struct ServiceConfig {
   std::string region = "us-east-1";
