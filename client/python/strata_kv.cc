@@ -187,7 +187,7 @@ class Future {
  public:
   Future() : completion(std::make_shared<Completion>()) {}
   ~Future() {
-    if (!completion->done()) {
+    if (submitted && !completion->done()) {
       py::gil_scoped_release nogil;
       completion->Wait(-1);
     }
@@ -196,7 +196,9 @@ class Future {
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
 
+  // Marks the call submitted (from here on the buffers are in use).
   strata::kv::KvCallback Callback() {
+    submitted = true;
     return [c = completion](const KvStatus& s) { c->Set(s); };
   }
   bool done() { return completion->done(); }
@@ -225,6 +227,7 @@ class Future {
   std::vector<bool> present;
   std::vector<std::string> meta_out;  // GET: per-item metadata buffers
   bool with_lengths = false, with_meta = false;
+  bool submitted = false;
   std::function<py::object(Future&)> make_result;
 
  private:

@@ -156,7 +156,7 @@ class CAbiTest(KvTestCase):
         hits = C.c_uint32()
         rc = self.lib.strata_kv_lookup(h, ns.handle, ptrs, lens, 1, C.byref(hits))
         self.assertEqual(rc, INVALID)
-        self.assertIn(b"16..32", self.lib.strata_kv_last_error(None))
+        self.assertIn(b"16..64", self.lib.strata_kv_last_error(None))
         self.assertEqual(self.lib.strata_kv_ping(h), OK)
 
 

@@ -176,7 +176,7 @@ class KvClientTest(KvTestCase):
             self.c.lookup(ns, [b"x" * 15])
         self.assertEqual(cm.exception.code, strata_kv.INVALID)
         with self.assertRaises(strata_kv.Error):
-            self.c.put(ns, [b"y" * 33], None, [np.zeros(BLOCK, np.uint8)])
+            self.c.put(ns, [b"y" * 65], None, [np.zeros(BLOCK, np.uint8)])
         self.c.ping()
 
     def test_concurrent_writers_of_one_key(self):

@@ -281,7 +281,11 @@ class StrataRemoteConnector(RemoteConnector):
                    local_cpu_backend=context.local_cpu_backend, settings=settings)
 
     def _check_namespace(self):
-        _, ns = self._conns.get().ensure()
+        client, ns = self._conns.get().ensure()
+        if hasattr(client, "events"):
+            # Subscribe: the server records the namespace's block events from
+            # the first EVENTS request on (list() replays them).
+            client.events(ns, 0, 1)
         if getattr(ns, "manifest_matches", True):
             return
         stored = bytes(getattr(ns, "manifest", b"")).decode(errors="replace")
@@ -469,7 +473,11 @@ class StrataRemoteConnector(RemoteConnector):
     async def list(self):
         """Hex wire keys of the namespace's stored chunks, from its event
         stream (v2 servers); strata cannot turn them back into
-        CacheEngineKeys. [] without the event stream."""
+        CacheEngineKeys. The stream starts when the first subscriber (this
+        connector's construction, or any EVENTS reader) appears after the
+        server started: chunks stored before that are not listed (neither
+        are the oldest once more than 16384 events were recorded). [] without
+        the event stream."""
         if not hasattr(strata_kv.Client, "events"):
             return []
 

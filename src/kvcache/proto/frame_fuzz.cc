@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t selector = data[0];
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (selector % 12) {
+  switch (selector % 14) {
     case 0: {
       FrameHeader h;
       if (DecodeFrameHeader(in, &h) == HeaderCheck::kOk) {
@@ -123,6 +123,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       uint64_t ns = 0;
       if (DecodeLookupResponse(in, &p)) Check(EncodeLookupResponse(p) == in);
       if (DecodeNamespaceRequest(in, &ns)) Check(EncodeNamespaceRequest(ns) == in);
+      break;
+    }
+    case 12: {  // LOOKUP_EACH reply for a request of in[0..1] keys
+      if (in.size() < 2) break;
+      size_t n = static_cast<uint8_t>(in[0]) | size_t{static_cast<uint8_t>(in[1])} << 8;
+      std::vector<bool> present;
+      if (DecodeLookupEachResponse(in.substr(2), n, &present)) {
+        Check(present.size() == n && EncodeLookupEachResponse(present) == in.substr(2));
+      }
+      break;
+    }
+    case 13: {
+      EventsRequest rq;
+      if (DecodeEventsRequest(in, &rq)) Check(EncodeEventsRequest(rq) == in);
+      EventsResponse r;
+      if (DecodeEventsResponse(in, &r)) Check(EncodeEventsResponse(r) == in);
       break;
     }
   }
