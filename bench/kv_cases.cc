@@ -292,6 +292,37 @@ void RunKvCache(const CaseOptions& opt, const KvCaseOptions& kv_opt, const Targe
     }
     if (lookup_server.runs.empty()) lookup_server.note = "n/a (LOOKUP rows failed)";
   }
+  // LOOKUP_EACH of the same 1000 keys: one bit per key (vLLM's per-key
+  // probes of a scheduler step, LMCache's batched_contains).
+  Row& each_row = report.Add("kv_lookup_each_1000", "KV LOOKUP_EACH 1000 keys, 1 conn",
+                             Unit::kMicroseconds);
+  report.Measure(each_row, opt.runs, [&](int) {
+    TimedResult r = RunTimed(1, opt.duration_s, [&](int) -> Operation {
+      auto client = std::shared_ptr<KvClient>(setup.Connect());
+      uint64_t ns = Open(*client, lookup_d);
+      auto views = std::make_shared<std::vector<KeyView>>(lookup_keys.begin(),
+                                                          lookup_keys.begin() + 1000);
+      return [client, ns, views](uint64_t) {
+        std::vector<bool> present;
+        KvStatus s = client->LookupEach(ns, *views, &present);
+        if (!s.ok()) throw BenchError("KV LOOKUP_EACH: " + Quote(s));
+        if (std::count(present.begin(), present.end(), true) != 1000) {
+          throw BenchError("KV LOOKUP_EACH of 1000 stored keys missed some");
+        }
+      };
+    });
+    lookup_calls += r.ops;
+    return RunFigure{r.PercentileUs(0.50), r.PercentileUs(0.50), r.PercentileUs(0.99)};
+  });
+  Row& each_server = report.Add("kv_lookup_each_server", "KV LOOKUP_EACH 1000 keys, RTT - RTT(1 key)",
+                                Unit::kMicroseconds);
+  {
+    const Row& one = *lookup_rows.front();
+    for (size_t r = 0; r < std::min(one.p50_us.size(), each_row.p50_us.size()); ++r) {
+      each_server.runs.push_back(each_row.p50_us[r] - one.p50_us[r]);
+    }
+    if (each_server.runs.empty()) each_server.note = "n/a (LOOKUP rows failed)";
+  }
   const uint64_t lookups_counted = Stats(*admin, lookup_ns).lookups - lookups_before;
 
   // ---- 2 MiB blocks: store, then KV GET, S3 GET, KV PUT --------------------------------

@@ -47,13 +47,15 @@
 #include "net.h"
 #include "report.h"
 #include "s3_cases.h"
+#include "kv_index_cases.h"
 #include "server_process.h"
 
 namespace strata::bench {
 namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
-                                         "put_large", "get_large", "list", "ec",    "kv"};
+                                         "put_large", "get_large", "list", "ec",    "kv",
+                                         "kv_index"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
 
 struct Options {
@@ -138,7 +140,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, ec, kv")
+                             "get4k, put_large, get_large, list, ec, kv, kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -368,6 +370,10 @@ int Main(int argc, char** argv) {
   server.reset();  // stop the server before the ec group and printing
   RunEc(opt, report);
   RunKv(opt, report);
+  if (opt.cases.count("kv_index")) {
+    RunS3Case("kv_index", report,
+              [&] { RunKvIndex(opt.s3, opt.smoke ? 100'000 : 10'000'000, report); });
+  }
   if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }

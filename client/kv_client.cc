@@ -329,7 +329,9 @@ class KvClient::Impl {
   // at most timeout_ms past the oldest one's send; idle, it waits forever.
   KvStatus WaitForReply() {
     while (true) {
-      int wait_ms = 1000;
+      // Idle, it wakes now and then to see requests sent since (a timeout is
+      // late by at most this much).
+      int wait_ms = timeout_ms_ > 0 ? static_cast<int>(std::min<uint32_t>(1000, timeout_ms_)) : 1000;
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (closing_) return Closed();

@@ -11,11 +11,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <string>
 #include <thread>
 
+#include "common/checksum.h"
 #include "kvcache/proto/frame.h"
 #include "strata/strata_c.h"
 
@@ -285,6 +288,114 @@ TEST(KvClientTest, BadKeysAreRefusedBeforeSending) {
   uint32_t hits = 0;
   EXPECT_EQ(c->Lookup(1, keys, &hits).code(), KvCode::kInvalid);
   EXPECT_TRUE(c->Ping().ok());
+}
+
+TEST(KvClientTest, PipelinedRepliesAreMatchedByRequestIdInAnyOrder) {
+  constexpr int kCalls = 3;
+  Peer peer([](int fd) {
+    ASSERT_TRUE(ServeAuth(fd));
+    std::vector<Frame> frames(kCalls);
+    for (Frame& f : frames) ASSERT_TRUE(ReadFrame(fd, &f));  // all in flight at once
+    for (int i = kCalls - 1; i >= 0; --i) {                  // answered last first
+      proto::KeysRequest req;
+      ASSERT_TRUE(proto::DecodeKeysRequest(frames[i].payload, &req));
+      std::vector<bool> bits(req.keys.size());
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] = req.keys[k][0] == 'y';
+      Reply(fd, frames[i], proto::EncodeLookupEachResponse(bits));
+    }
+  });
+  auto c = Connect(peer.port());
+  ASSERT_TRUE(c);
+  std::string y = Key('y'), n = Key('n');
+  std::vector<std::vector<KeyView>> keys = {{y, n}, {n, n, y}, {y}};
+  std::vector<std::vector<bool>> present(kCalls);
+  std::vector<std::promise<KvStatus>> done(kCalls);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i) {  // from several threads, on one connection
+    threads.emplace_back([&, i] {
+      c->LookupEachAsync(5, keys[i], &present[i],
+                         [&done, i](const KvStatus& s) { done[i].set_value(s); });
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kCalls; ++i) {
+    KvStatus s = done[i].get_future().get();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(present[0], (std::vector<bool>{true, false}));
+  EXPECT_EQ(present[1], (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(present[2], (std::vector<bool>{true}));
+  EXPECT_EQ(c->in_flight(), 0u);
+}
+
+TEST(KvClientTest, GetChecksTheBlockCrcAndCopiesMetadata) {
+  const std::string good = "0123456789", bad = "0123456789";
+  Peer peer([&](int fd) {
+    ASSERT_TRUE(ServeAuth(fd));
+    Frame f;
+    ASSERT_TRUE(ReadFrame(fd, &f));
+    uint32_t crc = Crc32c(good.data(), good.size());
+    // Item 1's bytes differ from its CRC by one bit (a flip on the way).
+    std::vector<proto::GetResult> head = {{proto::WireStatus::kOk, 10, proto::kGetCrcValid, crc, 4},
+                                          {proto::WireStatus::kOk, 10, proto::kGetCrcValid, crc, 0},
+                                          {proto::WireStatus::kOk, 3, 0, 0, 0}};
+    std::string out;
+    proto::AppendGetResponseHead(head, &out);
+    out += "meta";
+    out += good;
+    std::string flipped = bad;
+    flipped[3] ^= 0x10;
+    out += flipped;
+    out += "abc";  // a range: no CRC to check
+    Reply(fd, f, out);
+  });
+  auto c = Connect(peer.port());
+  ASSERT_TRUE(c);
+  char a[10], b[10], r[3], meta[kMaxMetaBytes];
+  std::string k0 = Key('a'), k1 = Key('b'), k2 = Key('c');
+  GetItem items[3];
+  items[0] = {k0, 0, 0, a, sizeof(a)};
+  items[0].meta_dst = meta;
+  items[0].meta_capacity = sizeof(meta);
+  items[1] = {k1, 0, 0, b, sizeof(b)};
+  items[2] = {k2, 4, 3, r, sizeof(r)};
+  KvStatus s = c->Get(1, items);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(items[0].status, KvCode::kOk);
+  EXPECT_TRUE(items[0].crc_checked);
+  EXPECT_EQ(std::string(meta, items[0].meta_len), "meta");
+  EXPECT_EQ(items[1].status, KvCode::kCorrupt);  // a miss, never wrong bytes
+  EXPECT_EQ(items[1].bytes, 0u);
+  EXPECT_EQ(items[2].status, KvCode::kOk);
+  EXPECT_FALSE(items[2].crc_checked);
+}
+
+TEST(KvClientTest, AnUnansweredRequestTimesOutAndFailsTheConnection) {
+  Peer peer([](int fd) {
+    ASSERT_TRUE(ServeAuth(fd));
+    Frame f;
+    ASSERT_TRUE(ReadFrame(fd, &f));  // and never answer
+    char c;
+    (void)::recv(fd, &c, 1, 0);  // until the client gives up and closes
+  });
+  ConnectOptions o;
+  o.port = peer.port();
+  o.access_key = kAccess;
+  o.secret_key = kSecret;
+  o.timeout_ms = 300;
+  std::unique_ptr<KvClient> c;
+  ASSERT_TRUE(KvClient::Connect(o, &c).ok());
+  std::string k = Key('a');
+  std::vector<KeyView> keys = {k};
+  uint32_t hits = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  KvStatus s = c->Lookup(1, keys, &hits);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(s.code(), KvCode::kIoError) << s.ToString();
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_FALSE(c->connected());
+  EXPECT_EQ(c->Ping().code(), KvCode::kClosed);
+  c->Close();
 }
 
 TEST(KvCAbiTest, ConnectLookupAndErrors) {
