@@ -125,14 +125,6 @@ class Group {
   KvCallback done_;
 };
 
-// The synchronous form of an asynchronous call.
-template <typename Submit>
-KvStatus Wait(Submit submit) {
-  std::promise<KvStatus> p;
-  auto f = p.get_future();
-  submit([&p](const KvStatus& s) { p.set_value(s); });
-  return f.get();
-}
 
 }  // namespace
 
@@ -352,12 +344,70 @@ class KvClient::Impl {
     }
   }
 
+  // Reads and dispatches one reply; the caller holds reader_mu_. False once
+  // the stream is broken (everything in flight has been failed).
+  bool ReceiveOne() {
+    char buf[proto::kFrameHeaderBytes];
+    KvStatus s = RecvExact(buf, sizeof(buf));
+    if (!s.ok()) {
+      bool closing;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        closing = closing_;
+      }
+      Break(closing ? Closed() : s);
+      return false;
+    }
+    proto::FrameHeader h;
+    if (proto::DecodeFrameHeader(std::string_view(buf, sizeof(buf)), &h) !=
+        proto::HeaderCheck::kOk) {
+      Break(ProtocolError("bad reply header"));
+      return false;
+    }
+    Pending p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(h.request_id);
+      if (it == pending_.end() || it->second.op != h.op) {
+        s = ProtocolError("reply to request " + std::to_string(h.request_id) + " (" +
+                          std::string(proto::OpName(h.op)) + ") that is not in flight");
+      } else {
+        p = std::move(it->second);
+        pending_.erase(it);
+      }
+    }
+    if (s.ok() && static_cast<uint8_t>(h.status) > proto::kMaxWireStatus) {
+      s = ProtocolError("unknown reply status");
+    }
+    KvStatus result;
+    if (s.ok() && h.status != WireStatus::kOk) {
+      // The whole request failed: skip its payload (normally empty).
+      if (h.payload_len > kMaxSmallReplyBytes) {
+        s = ProtocolError("oversized error reply");
+      } else {
+        s = Discard(h.payload_len);
+      }
+      result = KvStatus(FromWire(h.status),
+                        std::string(proto::OpName(h.op)) + " refused by the server");
+    } else if (s.ok()) {
+      s = p.reader(*this, h);
+    }
+    if (!s.ok()) {
+      if (p.done) p.done(s);
+      Break(s);
+      return false;
+    }
+    p.done(result);
+    return true;
+  }
+
+  // The receiver thread: reads replies whenever no synchronous caller is
+  // reading them itself (Await), so that asynchronous calls complete.
   void ReceiveLoop() {
     while (true) {
       KvStatus s = WaitForReply();
-      char buf[proto::kFrameHeaderBytes];
-      if (s.ok()) s = RecvExact(buf, sizeof(buf));
       if (!s.ok()) {
+        std::lock_guard<std::mutex> reader(reader_mu_);
         bool closing;
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -366,49 +416,37 @@ class KvClient::Impl {
         Break(closing ? Closed() : s);
         return;
       }
-      proto::FrameHeader h;
-      if (proto::DecodeFrameHeader(std::string_view(buf, sizeof(buf)), &h) !=
-          proto::HeaderCheck::kOk) {
-        Break(ProtocolError("bad reply header"));
-        return;
-      }
-      Pending p;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = pending_.find(h.request_id);
-        if (it == pending_.end() || it->second.op != h.op) {
-          s = ProtocolError("reply to request " + std::to_string(h.request_id) + " (" +
-                            std::string(proto::OpName(h.op)) + ") that is not in flight");
-        } else {
-          p = std::move(it->second);
-          pending_.erase(it);
-        }
-      }
-      if (s.ok() && static_cast<uint8_t>(h.status) > proto::kMaxWireStatus) {
-        s = ProtocolError("unknown reply status");
-      }
-      KvStatus result;
-      if (s.ok() && h.status != WireStatus::kOk) {
-        // The whole request failed: skip its payload (normally empty).
-        if (h.payload_len > kMaxSmallReplyBytes) {
-          s = ProtocolError("oversized error reply");
-        } else {
-          s = Discard(h.payload_len);
-        }
-        result = KvStatus(FromWire(h.status),
-                          std::string(proto::OpName(h.op)) + " refused by the server");
-      } else if (s.ok()) {
-        s = p.reader(*this, h);
-      }
-      if (!s.ok()) {
-        if (p.done) p.done(s);
-        Break(s);
-        return;
-      }
-      p.done(result);
+      std::lock_guard<std::mutex> reader(reader_mu_);
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 0) <= 0) continue;  // a synchronous caller read it meanwhile
+      if (!ReceiveOne()) return;
     }
   }
 
+ public:
+  // Waits for a synchronous call's result. The caller reads replies itself
+  // while nobody else does (the same thread sends and receives: no hand-off
+  // to the receiver thread on the latency path), dispatching whatever
+  // replies come first to their requests.
+  KvStatus Await(std::future<KvStatus>& f) {
+    using namespace std::chrono_literals;
+    while (f.wait_for(0s) != std::future_status::ready) {
+      std::unique_lock<std::mutex> reader(reader_mu_, std::try_to_lock);
+      if (!reader.owns_lock()) {
+        f.wait_for(200us);  // another thread is reading; it may dispatch ours
+        continue;
+      }
+      if (f.wait_for(0s) == std::future_status::ready) break;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!broken_.ok() || closing_) break;  // f is (being) failed by Break
+      }
+      if (!ReceiveOne()) break;
+    }
+    return f.get();
+  }
+
+ private:
   const int fd_;
   const uint32_t timeout_ms_;
   std::mutex send_mu_;  // one request on the wire at a time; guards next_id_
@@ -418,8 +456,22 @@ class KvClient::Impl {
   KvStatus broken_;
   bool closing_ = false;
   bool fd_closed_ = false;
+  std::mutex reader_mu_;  // held by whoever reads replies (receiver thread or Await)
   std::thread receiver_;
 };
+
+namespace {
+
+// The synchronous form of an asynchronous call.
+template <typename Submit>
+KvStatus Wait(KvClient::Impl& impl, Submit submit) {
+  std::promise<KvStatus> p;
+  auto f = p.get_future();
+  submit([&p](const KvStatus& s) { p.set_value(s); });
+  return impl.Await(f);
+}
+
+}  // namespace
 
 KvClient::KvClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KvClient::~KvClient() = default;
@@ -433,7 +485,7 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
       new KvClient(std::make_unique<Impl>(*dialed, options.timeout_ms)));
   Impl& impl = *client->impl_;
   std::string nonce;
-  KvStatus s = Wait([&](KvCallback done) {
+  KvStatus s = Wait(impl, [&](KvCallback done) {
     impl.Small(Op::kHello, proto::EncodeHelloRequest(options.access_key), proto::kNonceBytes,
                [&nonce](std::string_view r) {
                  if (r.size() != proto::kNonceBytes) {
@@ -446,7 +498,7 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
   });
   if (!s.ok()) return s;
   std::string mac = proto::ComputeAuthMac(options.secret_key, nonce, options.access_key);
-  s = Wait([&](KvCallback done) { impl.Small(Op::kAuth, mac, 0, nullptr, std::move(done)); });
+  s = Wait(impl, [&](KvCallback done) { impl.Small(Op::kAuth, mac, 0, nullptr, std::move(done)); });
   if (!s.ok()) {
     if (s.code() == KvCode::kAuthFailed) {
       return KvStatus(KvCode::kAuthFailed,
@@ -459,7 +511,7 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
 }
 
 KvStatus KvClient::Ping() {
-  return Wait([&](KvCallback done) { impl_->Small(Op::kPing, {}, 0, nullptr, std::move(done)); });
+  return Wait(*impl_, [&](KvCallback done) { impl_->Small(Op::kPing, {}, 0, nullptr, std::move(done)); });
 }
 
 KvStatus KvClient::OpenNamespace(const NamespaceDescriptor& d, NamespaceInfo* info) {
@@ -484,7 +536,7 @@ KvStatus KvClient::OpenNamespace(const NamespaceDescriptor& d, NamespaceInfo* in
   if (!proto::EncodeNamespaceDescriptor(p, &payload)) {
     return Invalid("a namespace descriptor string exceeds 65535 bytes or the manifest 64 KiB");
   }
-  return Wait([&](KvCallback done) {
+  return Wait(*impl_, [&](KvCallback done) {
     impl_->Small(
         Op::kOpenNamespace, payload, 8 + 32 + 2 + proto::kMaxStrBytes + 5 + proto::kMaxManifestBytes,
         [info](std::string_view reply) {
@@ -541,7 +593,7 @@ void KvClient::LookupAsync(uint64_t ns, std::span<const KeyView> keys, uint32_t*
 }
 
 KvStatus KvClient::Lookup(uint64_t ns, std::span<const KeyView> keys, uint32_t* prefix_len) {
-  return Wait([&](KvCallback done) { LookupAsync(ns, keys, prefix_len, std::move(done)); });
+  return Wait(*impl_, [&](KvCallback done) { LookupAsync(ns, keys, prefix_len, std::move(done)); });
 }
 
 void KvClient::LookupEachAsync(uint64_t ns, std::span<const KeyView> keys,
@@ -571,7 +623,7 @@ void KvClient::LookupEachAsync(uint64_t ns, std::span<const KeyView> keys,
 
 KvStatus KvClient::LookupEach(uint64_t ns, std::span<const KeyView> keys,
                               std::vector<bool>* present) {
-  return Wait([&](KvCallback done) { LookupEachAsync(ns, keys, present, std::move(done)); });
+  return Wait(*impl_, [&](KvCallback done) { LookupEachAsync(ns, keys, present, std::move(done)); });
 }
 
 namespace {
@@ -701,7 +753,7 @@ KvStatus ReadGetReply(KvClient::Impl& impl, const proto::FrameHeader& h,
 }  // namespace
 
 KvStatus KvClient::Get(uint64_t ns, std::span<GetItem> items) {
-  return Wait([&](KvCallback done) { GetAsync(ns, items, std::move(done)); });
+  return Wait(*impl_, [&](KvCallback done) { GetAsync(ns, items, std::move(done)); });
 }
 
 void KvClient::PutAsync(uint64_t ns, std::span<PutItem> items, KvCallback done) {
@@ -783,7 +835,7 @@ void KvClient::PutAsync(uint64_t ns, std::span<PutItem> items, KvCallback done) 
 }
 
 KvStatus KvClient::Put(uint64_t ns, std::span<PutItem> items) {
-  return Wait([&](KvCallback done) { PutAsync(ns, items, std::move(done)); });
+  return Wait(*impl_, [&](KvCallback done) { PutAsync(ns, items, std::move(done)); });
 }
 
 namespace {
@@ -797,7 +849,7 @@ KvStatus KeysOp(KvClient::Impl& impl, Op op, uint64_t ns, uint32_t ttl_ms,
   statuses->assign(keys.size(), KvCode::kClosed);
   if (keys.empty()) return KvStatus::OK();
   const size_t frames = (keys.size() + kMaxItems - 1) / kMaxItems;
-  return Wait([&](KvCallback done) {
+  return Wait(impl, [&](KvCallback done) {
     auto group = std::make_shared<Group>(frames, std::move(done));
     for (size_t f = 0; f < frames; ++f) {
       size_t i = f * kMaxItems, n = std::min(kMaxItems, keys.size() - i);
@@ -837,7 +889,7 @@ KvStatus KvClient::Unpin(uint64_t ns, std::span<const KeyView> keys,
 }
 
 KvStatus KvClient::Stats(uint64_t ns, NamespaceStats* stats) {
-  return Wait([&](KvCallback done) {
+  return Wait(*impl_, [&](KvCallback done) {
     impl_->Small(
         Op::kStats, proto::EncodeNamespaceRequest(ns), 64,
         [stats](std::string_view reply) {
@@ -854,7 +906,7 @@ KvStatus KvClient::Stats(uint64_t ns, NamespaceStats* stats) {
 KvStatus KvClient::Events(uint64_t ns, uint64_t since, uint32_t max_events, EventsResult* out) {
   max_events = std::min<uint32_t>(max_events, 1u << 16);
   const uint64_t max_reply = 20 + uint64_t{max_events} * (3 + 2 * proto::kMaxKeyBytes);
-  return Wait([&](KvCallback done) {
+  return Wait(*impl_, [&](KvCallback done) {
     impl_->Small(
         Op::kEvents, proto::EncodeEventsRequest({ns, since, max_events}), max_reply,
         [out, max_events](std::string_view reply) {
