@@ -163,6 +163,7 @@ class KvClient::Impl {
     // returns, and the destructor joins it.
     if (receiver_.get_id() == std::this_thread::get_id()) return;
     if (receiver_.joinable()) receiver_.join();
+    std::lock_guard<std::mutex> reader(reader_mu_);  // a synchronous caller reading has left
     ::close(fd_);
     fd_closed_ = true;
   }
