@@ -186,17 +186,6 @@ std::optional<uint64_t> BlockIndex::Find(std::string_view key) const {
   return At(s).length;
 }
 
-std::optional<BlockIndex::BlockInfo> BlockIndex::Info(std::string_view key) const {
-  uint32_t s = FindSlot(key);
-  if (s == kNone) return std::nullopt;
-  const Entry& e = At(s);
-  BlockInfo info;
-  info.length = e.length;
-  if (e.flags & kHasCrc) info.crc32c = e.crc32c;
-  info.has_meta = (e.flags & kHasMeta) != 0;
-  return info;
-}
-
 bool BlockIndex::Touch(std::string_view key, uint64_t now_ns) {
   uint32_t s = FindSlot(key);
   if (s == kNone) return false;
@@ -209,7 +198,7 @@ bool BlockIndex::Touch(std::string_view key, uint64_t now_ns) {
   return true;
 }
 
-std::optional<uint64_t> BlockIndex::Acquire(std::string_view key, uint64_t now_ns) {
+std::optional<BlockIndex::BlockInfo> BlockIndex::Acquire(std::string_view key, uint64_t now_ns) {
   uint32_t s = FindSlot(key);
   if (s == kNone) return std::nullopt;
   Entry& e = At(s);
@@ -217,7 +206,11 @@ std::optional<uint64_t> BlockIndex::Acquire(std::string_view key, uint64_t now_n
   e.stamp = NextStamp(now_ns);
   if (e.flags & kInLeafList) LeafUnlink(s);
   ++e.readers;
-  return e.length;
+  BlockInfo info;
+  info.length = e.length;
+  if (e.flags & kHasCrc) info.crc32c = e.crc32c;
+  info.has_meta = (e.flags & kHasMeta) != 0;
+  return info;
 }
 
 void BlockIndex::Release(std::string_view key) {

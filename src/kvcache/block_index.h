@@ -79,13 +79,12 @@ class BlockIndex {
   size_t PrefixLength(std::span<const std::string_view> keys) const;
   // The block's length, or nullopt if absent. Changes nothing.
   std::optional<uint64_t> Find(std::string_view key) const;
-  std::optional<BlockInfo> Info(std::string_view key) const;
   // GET: refreshes recency; false if absent.
   bool Touch(std::string_view key, uint64_t now_ns);
   // GET: refreshes recency and keeps the block from eviction until Release,
   // so a GET that announced the block's length can still read it. Returns
-  // the length; nullopt if absent (or read by 65535 GETs at once).
-  std::optional<uint64_t> Acquire(std::string_view key, uint64_t now_ns);
+  // what GET needs of it; nullopt if absent (or read by 65535 GETs at once).
+  std::optional<BlockInfo> Acquire(std::string_view key, uint64_t now_ns);
   void Release(std::string_view key);
   // Adds a block that is absent (asserted), linked to `parent` when that is
   // stored (an absent parent makes the block a chain root for eviction).

@@ -375,15 +375,20 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
   Reply(h, WireStatus::kOk, proto::EncodeOpenNamespaceResponse(r));
 }
 
-Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
-                               proto::KeysRequest* req) {
-  if (!proto::DecodeKeysRequest(payload, req)) {
+Namespace* Session::Resolve(const FrameHeader& h, bool decoded, uint64_t handle) {
+  if (!decoded) {
     Reply(h, WireStatus::kInvalid);
     return nullptr;
   }
-  Namespace* ns = Lookup(req->ns);
+  Namespace* ns = Lookup(handle);
   if (ns == nullptr) Reply(h, WireStatus::kNotFound);
   return ns;
+}
+
+Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
+                               proto::KeysRequest* req) {
+  bool decoded = proto::DecodeKeysRequest(payload, req);
+  return Resolve(h, decoded, req->ns);
 }
 
 void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
@@ -414,29 +419,17 @@ void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
 
 void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {
   proto::EventsRequest req;
-  if (!proto::DecodeEventsRequest(payload, &req)) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
+  bool decoded = proto::DecodeEventsRequest(payload, &req);
+  Namespace* ns = Resolve(h, decoded, req.ns);
+  if (ns == nullptr) return;
   Reply(h, WireStatus::kOk, proto::EncodeEventsResponse(ns->events.Read(req.since, req.max_events)));
 }
 
 void Session::HandleStats(const FrameHeader& h, std::string_view payload) {
   uint64_t handle = 0;
-  if (!proto::DecodeNamespaceRequest(payload, &handle)) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(handle);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
+  bool decoded = proto::DecodeNamespaceRequest(payload, &handle);
+  Namespace* ns = Resolve(h, decoded, handle);
+  if (ns == nullptr) return;
   proto::NamespaceStats s;
   {
     std::lock_guard<std::mutex> lock(ns->mu);

@@ -96,6 +96,9 @@ class Session {
   Result<WireStatus> PutOne(Namespace* ns, const proto::PutItem& item);
   Result<WireStatus> WriteBlock(Namespace* ns, const proto::PutItem& item);
   Namespace* Lookup(uint64_t handle) const;
+  // The namespace of a decoded request's handle; on failure it has already
+  // replied (INVALID when !decoded, NOT_FOUND for an unknown handle): null.
+  Namespace* Resolve(const proto::FrameHeader& h, bool decoded, uint64_t handle);
   // Decodes a (ns, keys) request and resolves its handle; on failure it has
   // already replied (INVALID / NOT_FOUND) and returns null.
   Namespace* DecodeKeys(const proto::FrameHeader& h, std::string_view payload,

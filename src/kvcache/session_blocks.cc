@@ -53,15 +53,9 @@ WireStatus StorageStatus(const Status& st) {
 // -> chunk_ -> send. Inline objects are sent from the record the engine read.
 Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
   proto::GetRequest req;
-  if (!proto::DecodeGetRequest(payload, &req)) {
-    Reply(h, WireStatus::kInvalid);
-    return Status::OK();
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return Status::OK();
-  }
+  bool decoded = proto::DecodeGetRequest(payload, &req);
+  Namespace* ns = Resolve(h, decoded, req.ns);
+  if (ns == nullptr) return Status::OK();
   const size_t n = req.items.size();
   std::vector<proto::GetResult> results(n, {WireStatus::kNotFound, 0});
   std::vector<bool> needs_meta(n, false);
@@ -75,8 +69,8 @@ Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
     for (size_t i = 0; i < n; ++i) {
       const proto::GetItem& it = req.items[i];
       auto known = acquired.find(it.key);
-      if (known == acquired.end() && ns->index.Acquire(it.key, now)) {
-        known = acquired.emplace(it.key, *ns->index.Info(it.key)).first;
+      if (known == acquired.end()) {
+        if (auto info = ns->index.Acquire(it.key, now)) known = acquired.emplace(it.key, *info).first;
       }
       if (known == acquired.end()) {
         ++misses;
@@ -364,15 +358,8 @@ void Session::HandlePin(const FrameHeader& h, std::string_view payload, bool pin
     req.ns = k.ns;
     req.keys = std::move(k.keys);
   }
-  if (!ok) {
-    Reply(h, WireStatus::kInvalid);
-    return;
-  }
-  Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
-    Reply(h, WireStatus::kNotFound);
-    return;
-  }
+  Namespace* ns = Resolve(h, ok, req.ns);
+  if (ns == nullptr) return;
   std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
   {
     std::lock_guard<std::mutex> lock(ns->mu);

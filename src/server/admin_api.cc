@@ -10,22 +10,6 @@ std::pair<int, std::string> JsonError(int status, std::string_view message) {
   return {status, admin::Encode(admin::ErrorReply{std::string(message)})};
 }
 
-// TODO(storage): use the storage module's name of a drive state once it is
-// public (erasure_store.cc has its own copy of this table).
-std::string DriveStateName(storage::DriveState s) {
-  switch (s) {
-    case storage::DriveState::kOnline:
-      return "online";
-    case storage::DriveState::kMissing:
-      return "missing";
-    case storage::DriveState::kUnformatted:
-      return "unformatted";
-    case storage::DriveState::kFaulty:
-      return "faulty";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 std::pair<int, std::string> ServerAdminApi::Handle(
@@ -63,7 +47,7 @@ std::pair<int, std::string> ServerAdminApi::Drives() {
   reply.k = store_->k();
   reply.m = store_->m();
   for (const storage::DriveInfo& d : store_->Drives()) {
-    reply.drives.push_back({d.position, d.path, DriveStateName(d.state), d.detail, d.shard_files});
+    reply.drives.push_back({d.position, d.path, storage::DriveStateName(d.state), d.detail, d.shard_files});
   }
   return {200, admin::Encode(reply)};
 }

@@ -42,7 +42,6 @@ inline constexpr const char* kGoneSuffix = ".gone";  // a tombstone (removed whi
 std::string RandomHex(size_t bytes);
 // Ids name files: a safe alphabet, 2..128 characters.
 bool ValidId(const std::string& id);
-std::string StateName(DriveState s);
 
 // Runs fn(i) for every i in `which`, concurrently when there is more than one
 // (per-drive syncs: their latencies should overlap, not add up).

@@ -49,7 +49,9 @@ bool ValidId(const std::string& id) {
   return true;
 }
 
-std::string StateName(DriveState s) {
+}  // namespace internal
+
+std::string DriveStateName(DriveState s) {
   switch (s) {
     case DriveState::kOnline:
       return "online";
@@ -60,8 +62,10 @@ std::string StateName(DriveState s) {
     case DriveState::kFaulty:
       return "faulty";
   }
-  return "?";
+  return "unknown";
 }
+
+namespace internal {
 
 ErasureStoreImpl::ErasureStoreImpl(io::FileSystem* fs, std::vector<Drive> drives, int k, int m,
                                    size_t block, std::unique_ptr<ec::ErasureCode> code)

@@ -40,6 +40,8 @@ struct PoolOptions {
 void DefaultLayout(int drives, int* k, int* m);
 
 enum class DriveState { kOnline, kMissing, kUnformatted, kFaulty };
+// "online", "missing", "unformatted", "faulty" (logs, the admin API).
+std::string DriveStateName(DriveState s);
 
 struct DriveInfo {
   std::string path;

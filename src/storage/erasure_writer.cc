@@ -86,7 +86,7 @@ Status ErasureWriter::Init() {
     sh.temp = sh.final_path + kPartSuffix;
     const Drive& d = store_->drive(i);
     if (!d.online()) {
-      sh.error = Unavailable(d.path + ": drive " + StateName(d.state));
+      sh.error = Unavailable(d.path + ": drive " + DriveStateName(d.state));
       continue;
     }
     auto file = store_->NewShardFile(i, sh.temp);

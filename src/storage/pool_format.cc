@@ -288,8 +288,8 @@ Status CheckEnoughOnline(const std::vector<Drive>& drives, const PoolPlan& plan)
       ++online;
       continue;
     }
-    detail += "; " + d.path + ": " + internal::StateName(d.state) + " (" + d.detail + ")";
-    STRATA_LOG("drive %s: %s: %s", d.path.c_str(), internal::StateName(d.state).c_str(),
+    detail += "; " + d.path + ": " + DriveStateName(d.state) + " (" + d.detail + ")";
+    STRATA_LOG("drive %s: %s: %s", d.path.c_str(), DriveStateName(d.state).c_str(),
                d.detail.c_str());
   }
   if (online < plan.k) {

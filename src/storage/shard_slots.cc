@@ -54,7 +54,7 @@ ShardSlot ErasureStoreImpl::OpenSlot(int i, const std::string& id, const std::st
   ShardSlot slot;
   const Drive& d = drive(i);
   if (!d.online()) {
-    slot.SetFault(Fault::kOffline, d.path + ": drive " + StateName(d.state));
+    slot.SetFault(Fault::kOffline, d.path + ": drive " + DriveStateName(d.state));
     return slot;
   }
   auto file = fs_->NewReadableFile(ShardPath(i, id) + suffix);

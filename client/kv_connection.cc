@@ -1,0 +1,316 @@
+// KvClient::Impl: the pipelined connection (kv_connection.h).
+#include "kv_connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace strata::kv {
+
+using detail::Closed;
+using detail::FromWire;
+using detail::ProtocolError;
+using proto::WireStatus;
+
+namespace {
+
+// Replies to requests other than GET and EVENTS are small; anything larger is a broken server.
+constexpr uint64_t kMaxSmallReplyBytes = 64 << 10;
+
+}  // namespace
+
+KvClient::Impl::Impl(int fd, uint32_t timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {
+  receiver_ = std::thread([this] { ReceiveLoop(); });
+}
+
+KvClient::Impl::~Impl() {
+  Close();
+  if (receiver_.joinable()) receiver_.join();  // closed from a callback: join here
+  if (!fd_closed_) ::close(fd_);
+}
+
+bool KvClient::Impl::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return broken_.ok();
+}
+
+size_t KvClient::Impl::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.size();
+}
+
+void KvClient::Impl::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+    closing_ = true;
+  }
+  ::shutdown(fd_, SHUT_RDWR);  // the receiver sees the end and fails what is in flight
+  // From a callback (the receiver thread itself) the loop ends once it
+  // returns, and the destructor joins it.
+  if (receiver_.get_id() == std::this_thread::get_id()) return;
+  if (receiver_.joinable()) receiver_.join();
+  std::lock_guard<std::mutex> reader(reader_mu_);  // a synchronous caller reading has left
+  ::close(fd_);
+  fd_closed_ = true;
+}
+
+void KvClient::Impl::Send(Op op, std::string head, std::vector<iovec> extra, ReplyReader reader, KvCallback done) {
+  KvStatus refused;
+  {
+    std::lock_guard<std::mutex> send_lock(send_mu_);
+    uint64_t id = next_id_++;
+    // The request id sits at offset 8 of the frame header.
+    for (int i = 0; i < 8; ++i) head[8 + i] = static_cast<char>(id >> (8 * i));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (broken_.ok() && !closing_) {
+        // Registered before it is sent: the reply may come back at once.
+        pending_.emplace(id, Pending{op, std::move(reader), std::move(done), Clock::now()});
+      } else {
+        refused = KvStatus(KvCode::kClosed, broken_.ok() ? "connection is closed"
+                                                         : "connection is closed: " +
+                                                               broken_.ToString());
+      }
+    }
+    if (refused.ok()) {
+      std::vector<iovec> iov;
+      iov.reserve(extra.size() + 1);
+      iov.push_back({head.data(), head.size()});
+      for (const iovec& v : extra) {
+        if (v.iov_len) iov.push_back(v);
+      }
+      KvStatus s = SendIov(iov);
+      if (s.ok()) return;
+      refused = s;  // Break below fails this request with the others
+    }
+  }
+  if (refused.code() == KvCode::kClosed) {
+    done(refused);
+  } else {
+    Break(refused);
+  }
+}
+
+void KvClient::Impl::Small(Op op, std::string_view payload, uint64_t max_reply, std::function<KvStatus(std::string_view)> parse, KvCallback done) {
+  std::string head = FrameStart(op, payload.size());
+  head.append(payload);
+  Send(
+      op, std::move(head), {},
+      [op, max_reply, parse = std::move(parse)](Impl& impl, const proto::FrameHeader& h) {
+        if (h.payload_len > max_reply) {
+          return ProtocolError(std::string(proto::OpName(op)) + " reply of " +
+                               std::to_string(h.payload_len) + " bytes");
+        }
+        std::string reply(h.payload_len, '\0');
+        KvStatus s = impl.RecvExact(reply.data(), reply.size());
+        if (!s.ok()) return s;
+        return parse ? parse(reply) : KvStatus::OK();
+      },
+      std::move(done));
+}
+
+std::string KvClient::Impl::FrameStart(Op op, uint64_t payload_len) {
+  proto::FrameHeader h;
+  h.op = op;
+  h.payload_len = payload_len;  // request_id is filled in by Send
+  std::string out;
+  out.reserve(proto::kFrameHeaderBytes + 64);
+  proto::AppendFrameHeader(h, &out);
+  return out;
+}
+
+KvStatus KvClient::Impl::RecvExact(void* buf, size_t n) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t r = ::recv(fd_, p, n, MSG_WAITALL);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return Errno("recv");
+    }
+    if (r == 0) return KvStatus(KvCode::kIoError, "connection closed by the server");
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return KvStatus::OK();
+}
+
+KvStatus KvClient::Impl::Discard(uint64_t n) {
+  char scratch[64 << 10];
+  while (n > 0) {
+    size_t chunk = std::min<uint64_t>(n, sizeof(scratch));
+    KvStatus s = RecvExact(scratch, chunk);
+    if (!s.ok()) return s;
+    n -= chunk;
+  }
+  return KvStatus::OK();
+}
+
+KvStatus KvClient::Impl::Errno(const char* what) {
+  int e = errno;
+  if (e == EAGAIN || e == EWOULDBLOCK) {
+    return KvStatus(KvCode::kIoError, std::string(what) + ": timed out");
+  }
+  return KvStatus(KvCode::kIoError, std::string(what) + ": " + std::strerror(e));
+}
+
+KvStatus KvClient::Impl::SendIov(std::vector<iovec>& iov) {
+  size_t first = 0;
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = &iov[first];
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("send");
+    }
+    size_t sent = static_cast<size_t>(n);
+    while (first < iov.size() && sent >= iov[first].iov_len) {
+      sent -= iov[first].iov_len;
+      ++first;
+    }
+    if (sent) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
+      iov[first].iov_len -= sent;
+    }
+  }
+  return KvStatus::OK();
+}
+
+void KvClient::Impl::Break(KvStatus why) {
+  std::map<uint64_t, Pending> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_.ok()) broken_ = why;
+    why = broken_;
+    failed.swap(pending_);
+  }
+  ::shutdown(fd_, SHUT_RDWR);
+  for (auto& [id, p] : failed) p.done(why);
+}
+
+KvStatus KvClient::Impl::WaitForReply() {
+  while (true) {
+    // Idle, it wakes now and then to see requests sent since (a timeout is
+    // late by at most this much).
+    int wait_ms = timeout_ms_ > 0 ? static_cast<int>(std::min<uint32_t>(1000, timeout_ms_)) : 1000;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closing_) return Closed();
+      if (timeout_ms_ > 0 && !pending_.empty()) {
+        auto oldest = pending_.begin()->second.sent;  // ids rise with send order
+        auto age = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - oldest);
+        if (age.count() >= timeout_ms_) {
+          return KvStatus(KvCode::kIoError,
+                          "no reply for " + std::to_string(timeout_ms_) + " ms: timed out");
+        }
+        wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, timeout_ms_ - age.count()));
+      }
+    }
+    pollfd p{fd_, POLLIN, 0};
+    int r = ::poll(&p, 1, wait_ms);
+    if (r > 0) return KvStatus::OK();
+    if (r < 0 && errno != EINTR) return Errno("poll");
+  }
+}
+
+bool KvClient::Impl::ReceiveOne() {
+  char buf[proto::kFrameHeaderBytes];
+  KvStatus s = RecvExact(buf, sizeof(buf));
+  if (!s.ok()) {
+    bool closing;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing = closing_;
+    }
+    Break(closing ? Closed() : s);
+    return false;
+  }
+  proto::FrameHeader h;
+  if (proto::DecodeFrameHeader(std::string_view(buf, sizeof(buf)), &h) !=
+      proto::HeaderCheck::kOk) {
+    Break(ProtocolError("bad reply header"));
+    return false;
+  }
+  Pending p;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(h.request_id);
+    if (it == pending_.end() || it->second.op != h.op) {
+      s = ProtocolError("reply to request " + std::to_string(h.request_id) + " (" +
+                        std::string(proto::OpName(h.op)) + ") that is not in flight");
+    } else {
+      p = std::move(it->second);
+      pending_.erase(it);
+    }
+  }
+  if (s.ok() && static_cast<uint8_t>(h.status) > proto::kMaxWireStatus) {
+    s = ProtocolError("unknown reply status");
+  }
+  KvStatus result;
+  if (s.ok() && h.status != WireStatus::kOk) {
+    // The whole request failed: skip its payload (normally empty).
+    if (h.payload_len > kMaxSmallReplyBytes) {
+      s = ProtocolError("oversized error reply");
+    } else {
+      s = Discard(h.payload_len);
+    }
+    result = KvStatus(FromWire(h.status),
+                      std::string(proto::OpName(h.op)) + " refused by the server");
+  } else if (s.ok()) {
+    s = p.reader(*this, h);
+  }
+  if (!s.ok()) {
+    if (p.done) p.done(s);
+    Break(s);
+    return false;
+  }
+  p.done(result);
+  return true;
+}
+
+void KvClient::Impl::ReceiveLoop() {
+  while (true) {
+    KvStatus s = WaitForReply();
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> reader(reader_mu_);
+      bool closing;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        closing = closing_;
+      }
+      Break(closing ? Closed() : s);
+      return;
+    }
+    std::lock_guard<std::mutex> reader(reader_mu_);
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) continue;  // a synchronous caller read it meanwhile
+    if (!ReceiveOne()) return;
+  }
+}
+
+KvStatus KvClient::Impl::Await(std::future<KvStatus>& f) {
+  using namespace std::chrono_literals;
+  while (f.wait_for(0s) != std::future_status::ready) {
+    std::unique_lock<std::mutex> reader(reader_mu_, std::try_to_lock);
+    if (!reader.owns_lock()) {
+      f.wait_for(200us);  // another thread is reading; it may dispatch ours
+      continue;
+    }
+    if (f.wait_for(0s) == std::future_status::ready) break;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!broken_.ok() || closing_) break;  // f is (being) failed by Break
+    }
+    if (!ReceiveOne()) break;
+  }
+  return f.get();
+}
+
+}  // namespace strata::kv
