@@ -579,6 +579,10 @@ KvStatus KvClient::Events(uint64_t ns, uint64_t since, uint32_t max_events, Even
 
 size_t KvClient::in_flight() const { return impl_->in_flight(); }
 
+void KvClient::WaitUntil(const std::function<bool(std::chrono::microseconds)>& done) {
+  impl_->WaitUntil(done);
+}
+
 void KvClient::Close() { impl_->Close(); }
 
 bool KvClient::connected() const { return impl_->connected(); }

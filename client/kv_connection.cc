@@ -295,21 +295,28 @@ void KvClient::Impl::ReceiveLoop() {
   }
 }
 
-KvStatus KvClient::Impl::Await(std::future<KvStatus>& f) {
+void KvClient::Impl::WaitUntil(const std::function<bool(std::chrono::microseconds)>& done) {
   using namespace std::chrono_literals;
-  while (f.wait_for(0s) != std::future_status::ready) {
+  while (!done(0us)) {
     std::unique_lock<std::mutex> reader(reader_mu_, std::try_to_lock);
     if (!reader.owns_lock()) {
-      f.wait_for(200us);  // another thread is reading; it may dispatch ours
+      if (done(200us)) return;  // another thread is reading; it may dispatch ours
       continue;
     }
-    if (f.wait_for(0s) == std::future_status::ready) break;
+    if (done(0us)) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!broken_.ok() || closing_) break;  // f is (being) failed by Break
+      if (!broken_.ok() || closing_) break;
     }
     if (!ReceiveOne()) break;
   }
+  // Broken or closed: Break fails every call in flight; wait for ours.
+  while (!done(1000000us)) {
+  }
+}
+
+KvStatus KvClient::Impl::Await(std::future<KvStatus>& f) {
+  WaitUntil([&f](std::chrono::microseconds d) { return f.wait_for(d) == std::future_status::ready; });
   return f.get();
 }
 

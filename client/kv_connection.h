@@ -101,6 +101,9 @@ class KvClient::Impl {
   // to the receiver thread on the latency path), dispatching whatever
   // replies come first to their requests.
   KvStatus Await(std::future<KvStatus>& f);
+  // The same for any completion: done(wait) says whether it completed,
+  // blocking up to `wait` for it (KvClient::WaitUntil).
+  void WaitUntil(const std::function<bool(std::chrono::microseconds)>& done);
 
  private:
   const int fd_;

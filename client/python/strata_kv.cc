@@ -160,6 +160,10 @@ class Completion {
     return done_;
   }
   // False on timeout; call without the GIL.
+  bool WaitFor(std::chrono::microseconds d) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, d, [this] { return done_; });
+  }
   bool Wait(double timeout_s) {
     std::unique_lock<std::mutex> lock(mu_);
     if (timeout_s < 0) {
@@ -204,10 +208,16 @@ class Future {
   bool done() { return completion->done(); }
   py::object Result(py::object timeout) {
     double t = timeout.is_none() ? -1.0 : timeout.cast<double>();
-    bool finished;
+    bool finished = true;
     {
       py::gil_scoped_release nogil;
-      finished = completion->Wait(t);
+      if (t < 0 && client && submitted) {
+        // Read our own reply on this thread (no hand-off to the receiver).
+        auto c = completion;
+        client->WaitUntil([c](std::chrono::microseconds d) { return c->WaitFor(d); });
+      } else {
+        finished = completion->Wait(t);
+      }
     }
     if (!finished) throw py::value_error("strata_kv.Future.result: timed out");  // TimeoutError below
     if (!result_) {
@@ -219,6 +229,7 @@ class Future {
   }
 
   std::shared_ptr<Completion> completion;
+  std::shared_ptr<KvClient> client;  // kept alive while the call may be in flight
   std::vector<std::string> keys, parents, metas;
   std::vector<KeyView> views;
   std::vector<std::unique_ptr<Region>> regions;
@@ -258,16 +269,25 @@ class Client {
     o.secret_key = secret_key;
     o.timeout_ms = timeout_ms;
     KvStatus s;
+    std::unique_ptr<KvClient> client;
     {
       py::gil_scoped_release nogil;
-      s = KvClient::Connect(o, &client_);
+      s = KvClient::Connect(o, &client);
     }
     Check(s);
+    client_ = std::move(client);
   }
 
   KvClient& c() {
     if (!client_) Raise(KvStatus(KvCode::kClosed, "client is closed"));
     return *client_;
+  }
+  // A new Future bound to this connection.
+  std::shared_ptr<Future> NewFuture() {
+    c();
+    auto f = std::make_shared<Future>();
+    f->client = client_;
+    return f;
   }
 
   void Ping() {
@@ -358,7 +378,7 @@ class Client {
 
   std::shared_ptr<Future> SubmitLookupEach(py::handle ns, py::iterable keys) {
     uint64_t h = Handle(ns);
-    auto f = std::make_shared<Future>();
+    auto f = NewFuture();
     f->keys = KeyList(keys, "keys");
     f->views = Views(f->keys);
     f->make_result = [](Future& fu) {
@@ -382,7 +402,7 @@ class Client {
                                     py::object offsets, py::object lengths, bool with_lengths,
                                     bool with_meta) {
     uint64_t h = Handle(ns);
-    auto f = std::make_shared<Future>();
+    auto f = NewFuture();
     f->keys = KeyList(keys, "keys");
     size_t n = f->keys.size();
     if (py::len(buffers) != n) throw py::value_error("get_into: len(buffers) != len(keys)");
@@ -443,7 +463,7 @@ class Client {
   std::shared_ptr<Future> SubmitPut(py::handle ns, py::sequence keys, py::object parents,
                                     py::sequence buffers, py::object metas) {
     uint64_t h = Handle(ns);
-    auto f = std::make_shared<Future>();
+    auto f = NewFuture();
     f->keys = KeyList(keys, "keys");
     size_t n = f->keys.size();
     if (py::len(buffers) != n) throw py::value_error("put: len(buffers) != len(keys)");
@@ -575,7 +595,7 @@ class Client {
   bool connected() const { return client_ && client_->connected(); }
 
  private:
-  std::unique_ptr<KvClient> client_;
+  std::shared_ptr<KvClient> client_;
 };
 
 }  // namespace

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -221,6 +222,11 @@ class KvClient {
                        KvCallback done);
   // Requests sent and not yet answered.
   size_t in_flight() const;
+  // Waits for an asynchronous call's completion, which `done(wait)` reports
+  // (blocking up to `wait` for it), reading replies on this thread while no
+  // other thread does: a caller that waits right away gets the synchronous
+  // call's latency (no hand-off through the receiver thread).
+  void WaitUntil(const std::function<bool(std::chrono::microseconds)>& done);
 
   // Closes the connection; later calls return kClosed.
   void Close();
