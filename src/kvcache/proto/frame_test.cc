@@ -498,7 +498,8 @@ TEST(KvFrameV2, PutHeadCarriesCrcAndMetadata) {
   std::vector<PutItem> items = {{a, "", 3, 0x11223344, "shape=1x2"}, {b, a, 2, 7, meta}};
   std::string head = EncodePutRequestHead(5, items);
   PutRequestHead req;
-  ASSERT_TRUE(DecodePutRequestHead(head + "abcde", &req));
+  std::string payload = head + "abcde";
+  ASSERT_TRUE(DecodePutRequestHead(payload, &req));  // views into payload
   EXPECT_EQ(req.items[0].crc32c, 0x11223344u);
   EXPECT_EQ(req.items[0].meta, "shape=1x2");
   EXPECT_EQ(req.items[1].meta, meta);
