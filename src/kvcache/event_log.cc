@@ -1,7 +1,6 @@
 #include "kvcache/event_log.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace strata::kvcache {
 
@@ -11,9 +10,9 @@ void EventLog::Add(proto::EventKind kind, std::string_view key, std::string_view
   Slot& s = ring_[next_ % capacity_];
   s.kind = static_cast<uint8_t>(kind);
   s.key_len = static_cast<uint8_t>(std::min(key.size(), proto::kMaxKeyBytes));
-  std::memcpy(s.key, key.data(), s.key_len);
+  key.copy(s.key, s.key_len);  // (memcpy from an empty view's null data would be UB)
   s.parent_len = static_cast<uint8_t>(std::min(parent.size(), proto::kMaxKeyBytes));
-  std::memcpy(s.parent, parent.data(), s.parent_len);
+  parent.copy(s.parent, s.parent_len);
   ++next_;
 }
 
