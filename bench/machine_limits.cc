@@ -1,9 +1,15 @@
 #include "machine_limits.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -159,6 +165,41 @@ double MeasureMd5BytesPerSecond(double duration_s) {
   }
   md5.Final();
   return static_cast<double>(bytes) / (end_s - start_s);
+}
+
+// ---- durable file writes ---------------------------------------------------
+
+TimedResult MeasureDurableFileWrites(const std::string& dir, uint64_t file_bytes,
+                                     int concurrency, double duration_s) {
+  namespace fs = std::filesystem;
+  const std::string content(
+      SharedPattern().Slice(0, std::min<uint64_t>(file_bytes, Pattern::kMaxSlice)));
+  auto fail = [](const std::string& what) {
+    throw BenchError("durable file write limit: " + what + ": " + std::strerror(errno));
+  };
+  TimedResult r = RunTimed(concurrency, duration_s, [&](int worker) -> Operation {
+    auto sub = std::make_shared<std::string>(dir + "/w" + std::to_string(worker));
+    fs::create_directories(*sub);
+    return [sub, file_bytes, &content, fail](uint64_t seq) {
+      const std::string path = *sub + "/f" + std::to_string(seq);
+      int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0) fail("open " + path);
+      for (uint64_t left = file_bytes; left > 0;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, content.size()));
+        ssize_t w = ::write(fd, content.data(), n);
+        if (w <= 0) fail("write " + path);
+        left -= static_cast<uint64_t>(w);
+      }
+      if (::fdatasync(fd) != 0) fail("fdatasync " + path);
+      ::close(fd);
+      int dfd = ::open(sub->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0 || ::fsync(dfd) != 0) fail("fsync " + *sub);
+      ::close(dfd);
+    };
+  });
+  std::error_code ec;
+  for (int w = 0; w < concurrency; ++w) fs::remove_all(dir + "/w" + std::to_string(w), ec);
+  return r;
 }
 
 }  // namespace strata::bench

@@ -2,9 +2,14 @@
 // process and run as the S3 cases, with the same socket code (net.h):
 //  - loopback TCP throughput, one stream, 1 MiB writes;
 //  - 4 KiB request / 4 KiB response rate against a tiny HTTP-like echo server;
+//  - durable file writes: create, write, fdatasync, fsync(dir), as a data
+//    file of one object is made durable (the bound of a durable PUT of many
+//    files, which no network figure shows);
 //  - MD5 throughput on one core (OpenSSL through strata's StreamHash, as the
 //    server computes ETags), per CPU-second.
 #pragma once
+
+#include <string>
 
 #include "workload.h"
 
@@ -21,5 +26,12 @@ TimedResult MeasureEchoRequestResponse(int concurrency, double duration_s);
 // MD5 over 1 MiB buffers on the calling thread, bytes per CPU-second of
 // that thread (so other load on the machine does not lower it).
 double MeasureMd5BytesPerSecond(double duration_s);
+
+// `concurrency` threads, each creating files of `file_bytes` in its own
+// directory under `dir` (same filesystem as the server's data), writing them
+// in one write, fdatasync'ing the file and fsync'ing the directory before the
+// next. Bytes per second made durable. The files are removed afterwards.
+TimedResult MeasureDurableFileWrites(const std::string& dir, uint64_t file_bytes,
+                                     int concurrency, double duration_s);
 
 }  // namespace strata::bench

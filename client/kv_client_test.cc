@@ -363,11 +363,51 @@ TEST(KvClientTest, GetChecksTheBlockCrcAndCopiesMetadata) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(items[0].status, KvCode::kOk);
   EXPECT_TRUE(items[0].crc_checked);
+  EXPECT_EQ(items[0].crc32c, Crc32c(good.data(), good.size()));
   EXPECT_EQ(std::string(meta, items[0].meta_len), "meta");
   EXPECT_EQ(items[1].status, KvCode::kCorrupt);  // a miss, never wrong bytes
   EXPECT_EQ(items[1].bytes, 0u);
   EXPECT_EQ(items[2].status, KvCode::kOk);
   EXPECT_FALSE(items[2].crc_checked);
+}
+
+// Blocks larger than the client's receive piece (256 KiB) are CRC'd piece by
+// piece as they arrive: the CRC over the pieces must be the block's, and a
+// flip in a later piece must still be caught.
+TEST(KvClientTest, GetChecksTheCrcOfBlocksReceivedInPieces) {
+  std::string good(600 << 10, '\0');
+  for (size_t i = 0; i < good.size(); ++i) good[i] = static_cast<char>(i * 131 + (i >> 9));
+  std::string flipped = good;
+  flipped[(600 << 10) - 5] ^= 0x01;  // in the third piece
+  const uint32_t crc = Crc32c(good.data(), good.size());
+  Peer peer([&](int fd) {
+    ASSERT_TRUE(ServeAuth(fd));
+    Frame f;
+    ASSERT_TRUE(ReadFrame(fd, &f));
+    const uint64_t n = good.size();
+    std::vector<proto::GetResult> head = {{proto::WireStatus::kOk, n, proto::kGetCrcValid, crc, 0},
+                                          {proto::WireStatus::kOk, n, proto::kGetCrcValid, crc, 0}};
+    std::string out;
+    proto::AppendGetResponseHead(head, &out);
+    out += good;
+    out += flipped;
+    Reply(fd, f, out);
+  });
+  auto c = Connect(peer.port());
+  ASSERT_TRUE(c);
+  std::string a(good.size(), 'x'), b(good.size(), 'x');
+  std::string k0 = Key('a'), k1 = Key('b');
+  GetItem items[2];
+  items[0] = {k0, 0, 0, a.data(), a.size()};
+  items[1] = {k1, 0, 0, b.data(), b.size()};
+  KvStatus s = c->Get(1, items);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(items[0].status, KvCode::kOk);
+  EXPECT_TRUE(items[0].crc_checked);
+  EXPECT_EQ(items[0].crc32c, crc);
+  EXPECT_EQ(a, good);
+  EXPECT_EQ(items[1].status, KvCode::kCorrupt);
+  EXPECT_FALSE(items[1].crc_checked);
 }
 
 TEST(KvClientTest, AnUnansweredRequestTimesOutAndFailsTheConnection) {

@@ -128,6 +128,7 @@ struct GetItem {
   uint64_t bytes = 0;     // bytes written into dst (when status is kOk)
   uint32_t meta_len = 0;  // the block's metadata size (copied when it fit meta_capacity)
   bool crc_checked = false;  // a whole-block read whose CRC32C matched (ranges carry none)
+  uint32_t crc32c = 0;       // the block's CRC32C, when crc_checked
 };
 
 struct PutItem {
