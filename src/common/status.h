@@ -50,6 +50,16 @@ enum class Detail : unsigned char {
   // kInvalidArgument from a request body decoder (auth/aws_chunked): the
   // trailer section (trailing headers, their signature) is malformed.
   kTrailer,
+  // kPermissionDenied from the object engine: Object Lock protects the version.
+  kLocked,
+  // kPreconditionFailed from the object engine: the bucket's versioning or
+  // Object Lock state forbids the request (S3 InvalidBucketState).
+  kBucketState,
+  // kNotFound from the object engine: the bucket has no Object Lock
+  // configuration (kLockConfig) / the version has no retention or legal
+  // hold (kObjectLock).
+  kLockConfig,
+  kObjectLock,
 };
 
 class [[nodiscard]] Status {
@@ -93,11 +103,17 @@ inline Status InvalidArgument(Detail detail, std::string_view m) {
 inline Status PreconditionFailed(std::string_view m) {
   return Status(Code::kPreconditionFailed, m);
 }
+inline Status PreconditionFailed(Detail detail, std::string_view m) {
+  return Status(Code::kPreconditionFailed, m, detail);
+}
 inline Status Corruption(std::string_view m) { return Status(Code::kCorruption, m); }
 inline Status IOError(std::string_view m) { return Status(Code::kIOError, m); }
 inline Status Unavailable(std::string_view m) { return Status(Code::kUnavailable, m); }
 inline Status ResourceExhausted(std::string_view m) { return Status(Code::kResourceExhausted, m); }
 inline Status PermissionDenied(std::string_view m) { return Status(Code::kPermissionDenied, m); }
+inline Status PermissionDenied(Detail detail, std::string_view m) {
+  return Status(Code::kPermissionDenied, m, detail);
+}
 inline Status OutOfRange(std::string_view m) { return Status(Code::kOutOfRange, m); }
 inline Status NotImplemented(std::string_view m) { return Status(Code::kNotImplemented, m); }
 inline Status DeadlineExceeded(std::string_view m) { return Status(Code::kDeadlineExceeded, m); }

@@ -14,6 +14,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "meta/keys.h"
+#include "object/lock.h"
 
 namespace strata::object {
 
@@ -157,7 +158,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   }
   ObjectRecord rec;
   rec.size_bytes = size_bytes_;
-  if (!options_.md5 && etag_.empty()) return Internal("commit without an ETag");
+  if (!options_.md5 && etag_.empty() && !delete_marker_) return Internal("commit without an ETag");
   rec.etag = options_.md5 ? HexEncode(Md5()) : etag_;
   rec.headers = std::move(headers_);
   rec.checksum_algorithm = checksum_algorithm_;
@@ -167,6 +168,9 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.storage_class = std::move(options_.storage_class);
   rec.version_stamp = version_stamp_;
   rec.mtime_ns = mtime_ns_;
+  rec.versioned = versioned_;
+  rec.lock = lock_;
+  rec.delete_marker = delete_marker_;
   // A part's Last-Modified is its commit time, in its trailer too (so that
   // rebuild-index restores the part record as it was).
   if (!upload_id_.empty()) rec.mtime_ns = engine_->NowNs();
@@ -183,7 +187,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   }
   Status st;
   if (upload_id_.empty()) {
-    st = engine_->CommitVersion(bucket_, key_, rec, check);
+    st = engine_->CommitVersion(bucket_, key_, rec, check, options_.bypass_governance);
   } else {
     PartRecord part{rec.size_bytes, rec.etag, rec.mtime_ns, file_id_, checksum_value_};
     st = engine_->CommitPart(bucket_, key_, upload_id_, part_number_, std::move(part));
@@ -409,32 +413,47 @@ Result<std::optional<std::pair<std::string, ObjectRecord>>> ObjectEngine::Latest
 
 Status ObjectEngine::CommitVersion(
     const std::string& bucket, const std::string& key, ObjectRecord& record,
-    const std::function<Status(const std::optional<ObjectRecord>&)>& check) {
+    const std::function<Status(const std::optional<ObjectRecord>&)>& check,
+    bool bypass_governance) {
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
-  return CommitVersionLocked(bucket, key, record, check, {}, {});
+  return CommitVersionLocked(bucket, key, record, check, {}, {}, bypass_governance);
 }
 
+// A versioned record (Enabled bucket) is added beside the others; a null one
+// replaces the version "null" (the only version in an unversioned bucket, or
+// wherever it is among the versions of a suspended one) if Object Lock lets
+// it go.
 Status ObjectEngine::CommitVersionLocked(
     const std::string& bucket, const std::string& key, ObjectRecord& record,
     const std::function<Status(const std::optional<ObjectRecord>&)>& check,
-    meta::WriteBatch batch, const std::vector<std::string>& extra_garbage) {
+    meta::WriteBatch batch, const std::vector<std::string>& extra_garbage,
+    bool bypass_governance) {
   ASSIGN_OR_RETURN(auto bucket_value, kv_->Get(meta::BucketKey(bucket)));
   if (!bucket_value) return NotFound(Detail::kBucket, "bucket " + bucket);
   ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
   if (check) {
-    std::optional<ObjectRecord> current;
-    if (latest) current = latest->second;
+    std::optional<ObjectRecord> current;  // a delete marker is no object
+    if (latest && !latest->second.delete_marker) current = latest->second;
     RETURN_IF_ERROR(check(current));
+  }
+  std::optional<std::pair<std::string, ObjectRecord>> replaced;
+  if (!record.versioned && latest) {
+    if (!latest->second.versioned) {
+      replaced = std::move(latest);
+    } else {
+      ASSIGN_OR_RETURN(replaced, NullVersion(bucket, key));
+    }
+    if (replaced) RETURN_IF_ERROR(CheckRemovable(replaced->second, NowNs(), bypass_governance));
   }
   // Stamp and Last-Modified are fixed when the write starts (they are in the
   // data's trailer already); records built at commit time get them now.
   if (record.version_stamp == 0) record.version_stamp = NextVersionStamp();
   if (record.mtime_ns == 0) record.mtime_ns = NowNs();
   std::vector<std::string> garbage = extra_garbage;
-  if (latest) {  // unversioned bucket: the new version replaces the old one
-    batch.Delete(latest->first);
-    for (std::string& f : latest->second.DataFiles()) garbage.push_back(std::move(f));
+  if (replaced) {
+    batch.Delete(replaced->first);
+    for (std::string& f : replaced->second.DataFiles()) garbage.push_back(std::move(f));
   }
   for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
   if (!record.is_inline && !record.file_id.empty()) batch.Delete(meta::IntentKey(record.file_id));
@@ -486,19 +505,20 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
 
 Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
   std::unique_lock lock(BucketLock(name));
-  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
-  if (!value) return NotFound(Detail::kBucket, "bucket " + name);
-  auto rec = DecodeBucketRecord(*value);
-  if (!rec) return Corruption("undecodable bucket record " + name);
-  rec->tags = std::move(tags);
+  ASSIGN_OR_RETURN(BucketRecord rec, GetBucket(name));
+  rec.tags = std::move(tags);
+  return WriteBucketLocked(name, rec);
+}
+
+Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};
     RETURN_IF_ERROR(WriteRecordPiece(BucketMarkerId(name), header,
-                                     EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(*rec)),
+                                     EncodeTrailer(TrailerKind::kBucket, EncodeBucketRecord(rec)),
                                      /*intent=*/false));
   }
   meta::WriteBatch batch;
-  batch.Put(meta::BucketKey(name), EncodeBucketRecord(*rec));
+  batch.Put(meta::BucketKey(name), EncodeBucketRecord(rec));
   return kv_->Write(batch, /*sync=*/true);
 }
 
@@ -557,105 +577,17 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string&
                                                               const std::string& key,
                                                               ObjectHeaders headers,
                                                               WriteOptions options) {
-  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(bucket)));
-  if (!value) return NotFound(Detail::kBucket, "bucket " + bucket);
+  ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
+  if (options.lock && !b.object_lock) {
+    return PreconditionFailed(Detail::kBucketState, "bucket " + bucket + " has no Object Lock");
+  }
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
-  writer->options_ = std::move(options);
   writer->version_stamp_ = NextVersionStamp();
   writer->mtime_ns_ = NowNs();
+  writer->versioned_ = b.versioning == Versioning::kEnabled;
+  writer->lock_ = InitialLock(b, options.lock, writer->mtime_ns_);
+  writer->options_ = std::move(options);
   return writer;
-}
-
-Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, Tags tags) {
-  std::shared_lock bucket_lock(BucketLock(bucket));
-  std::lock_guard key_lock(KeyLock(bucket, key));
-  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-  if (!latest) return NotFound(Detail::kKey, "key " + key);
-  ObjectRecord& rec = latest->second;
-  rec.tags = std::move(tags);
-  if (SelfDescribing() && !rec.file_id.empty()) {
-    // The data's trailer keeps the tags of the write; the current ones go to
-    // the version's tag record on the drives (rewritten, a newer generation
-    // each time), durable before the metadata says so: rebuild-index finds them.
-    storage::DataHeader header{bucket, key, "", 0, NextVersionStamp()};
-    TagsRecord tr{rec.file_id, rec.version_stamp, rec.tags};
-    RETURN_IF_ERROR(WriteRecordPiece(TagsRecordId(rec.file_id), header,
-                                     EncodeTrailer(TrailerKind::kTags, EncodeTagsRecord(tr)),
-                                     /*intent=*/false));
-    rec.tags_on_drives = true;  // collected with the version (DataFiles)
-  }
-  meta::WriteBatch batch;
-  batch.Put(latest->first, EncodeObjectRecord(rec));
-  return kv_->Write(batch, /*sync=*/true);
-}
-
-Result<ObjectRecord> ObjectEngine::HeadObject(const std::string& bucket, const std::string& key) {
-  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-  if (!latest) {
-    ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-    if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
-    return NotFound(Detail::kKey, "key " + key);
-  }
-  latest->second.inline_data.clear();
-  return std::move(latest->second);
-}
-
-Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenObject(const std::string& bucket,
-                                                               const std::string& key) {
-  // A concurrent overwrite may delete the data file between the metadata read
-  // and the open; the new version is then committed, so look again.
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-    if (!latest) {
-      ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-      if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
-      return NotFound(Detail::kKey, "key " + key);
-    }
-    auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
-    reader->record_ = std::move(latest->second);
-    const ObjectRecord& rec = reader->record_;
-    if (rec.is_inline) return reader;
-    std::vector<uint64_t> sizes;
-    std::vector<std::string> files;
-    if (rec.parts.empty()) {
-      sizes.push_back(rec.size_bytes);
-      files.push_back(rec.file_id);
-    } else {  // file_id, if set, is the manifest: no object bytes in it
-      for (const PartRef& p : rec.parts) {
-        reader->part_starts_.push_back(sizes.empty() ? 0 : reader->part_starts_.back() + sizes.back());
-        sizes.push_back(p.size_bytes);
-        files.push_back(p.file_id);
-      }
-    }
-    Status failed;
-    for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
-      auto file = data_->Open(files[i], sizes[i]);
-      if (!file.ok()) {
-        failed = file.status();
-      } else {
-        reader->files_.push_back(std::move(file).value());
-      }
-    }
-    if (failed.ok()) return reader;
-    if (failed.code() != Code::kNotFound) return failed;
-  }
-  return Internal("object kept changing while opening " + bucket + "/" + key);
-}
-
-Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& key) {
-  std::shared_lock bucket_lock(BucketLock(bucket));
-  std::lock_guard key_lock(KeyLock(bucket, key));
-  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
-  ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-  if (!latest) return Status::OK();
-  meta::WriteBatch batch;
-  batch.Delete(latest->first);
-  std::vector<std::string> files = latest->second.DataFiles();
-  for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
-  for (const std::string& f : files) CollectGarbage(f);
-  return Status::OK();
 }
 
 }  // namespace strata::object

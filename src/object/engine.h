@@ -43,6 +43,12 @@ struct WriteOptions {
   // gives the ETag with ObjectWriter::SetEtag before Commit (the KV tier: its
   // blocks are checked by their CRC32C).
   bool md5 = true;
+  // Object Lock settings the request named (validated by the caller: the
+  // bucket has Object Lock). The bucket's default retention applies when no
+  // mode is named.
+  std::optional<ObjectLock> lock;
+  // Replacing a null version under GOVERNANCE retention is allowed.
+  bool bypass_governance = false;
 };
 
 // Streams one new object version in; nothing is visible until Commit().
@@ -84,6 +90,9 @@ class ObjectWriter {
   std::unique_ptr<storage::DataWriter> file_;
   uint64_t version_stamp_ = 0;  // assigned when the write starts
   int64_t mtime_ns_ = 0;
+  bool versioned_ = false;  // the bucket's versioning was Enabled when the write started
+  ObjectLock lock_;         // the new version's lock (request or bucket default)
+  bool delete_marker_ = false;  // ObjectEngine::AddDeleteMarker's writer
   struct Md5State;
   std::unique_ptr<Md5State> md5_;
   std::string md5_digest_;
@@ -148,6 +157,45 @@ struct ListUploadsResult {
 inline constexpr uint64_t kMinPartBytes = 5ull << 20;
 inline constexpr uint32_t kMaxParts = 10000;
 
+// Versions (object/versions.cc). A version is named by an optional
+// VersionSelector (record.h): nullopt = the latest (which may be a delete
+// marker), {null} = the version "null", else the version with that stamp.
+using Version = std::optional<VersionSelector>;
+
+struct DeleteOptions {
+  // May remove a version under GOVERNANCE retention (x-amz-bypass-governance-
+  // retention from an identity allowed s3:BypassGovernanceRetention).
+  bool bypass_governance = false;
+};
+
+// What a DELETE did, for its response headers.
+struct DeleteOutcome {
+  bool delete_marker = false;  // a marker was created, or the version removed was one
+  std::string version_id;      // the marker created or the version removed; "" if none
+};
+
+struct ListVersionsParams {
+  std::string prefix;
+  std::string delimiter;
+  std::string key_marker;         // resume after this key ...
+  std::string version_id_marker;  // ... or after this version of it ("null" allowed)
+  int max_keys = 1000;
+};
+
+struct VersionEntry {
+  std::string key;
+  ObjectRecord record;  // inline_data cleared; record.delete_marker for markers
+  bool is_latest = false;
+};
+
+struct ListVersionsResult {
+  std::vector<VersionEntry> versions;  // versions and delete markers, in order
+  std::vector<std::string> common_prefixes;
+  bool is_truncated = false;
+  std::string next_key_marker;
+  std::string next_version_id_marker;  // "" after a common prefix
+};
+
 struct ListParams {
   std::string prefix;
   std::string delimiter;
@@ -184,14 +232,48 @@ class ObjectEngine {
   Result<std::unique_ptr<ObjectWriter>> NewWriter(const std::string& bucket,
                                                   const std::string& key, ObjectHeaders headers,
                                                   WriteOptions options = {});
+  // The latest version; NotFound (kKey) if there is none or it is a delete marker.
   Result<ObjectRecord> HeadObject(const std::string& bucket, const std::string& key);
   Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& bucket,
                                                    const std::string& key);
+  // A version, delete markers included (record().delete_marker: no data).
+  // NotFound: kBucket, kKey (no versions at all / latest asked) or kVersion.
+  Result<ObjectRecord> HeadVersion(const std::string& bucket, const std::string& key,
+                                   const Version& version);
+  Result<std::unique_ptr<ObjectReader>> OpenVersion(const std::string& bucket,
+                                                    const std::string& key,
+                                                    const Version& version);
   // OK if the key does not exist (S3 semantics); NotFound if the bucket does not.
+  // The latest version goes (unversioned buckets) or a delete marker is added.
   Status DeleteObject(const std::string& bucket, const std::string& key);
+  // S3 DeleteObject: without a version, a delete marker in an Enabled bucket,
+  // the null version replaced by a null marker in a Suspended one, the
+  // object removed in an unversioned one; with one, exactly that version
+  // (OK if it does not exist). PermissionDenied (kLocked) if Object Lock
+  // protects the version (object/lock.h).
+  Result<DeleteOutcome> DeleteVersion(const std::string& bucket, const std::string& key,
+                                      const Version& version, DeleteOptions options = {});
+  // Latest versions only; keys whose latest is a delete marker are left out.
   Result<ListResult> ListObjects(const std::string& bucket, const ListParams& params);
-  // Replaces the tags of the current version (NotFound if none).
-  Status SetTags(const std::string& bucket, const std::string& key, Tags tags);
+  Result<ListVersionsResult> ListVersions(const std::string& bucket,
+                                          const ListVersionsParams& params);
+  // Replaces the tags of a version (NotFound if none; MethodNotAllowed-worthy
+  // delete markers: InvalidArgument).
+  Status SetTags(const std::string& bucket, const std::string& key, Tags tags,
+                 const Version& version = std::nullopt);
+  // Object Lock on a version (object/lock.h decides). PreconditionFailed
+  // (kBucketState) if the bucket has no Object Lock; PermissionDenied
+  // (kLocked) if the change is not allowed. mode kNone removes the retention.
+  Status SetRetention(const std::string& bucket, const std::string& key, const Version& version,
+                      LockMode mode, int64_t until_ns, bool bypass_governance);
+  Status SetLegalHold(const std::string& bucket, const std::string& key, const Version& version,
+                      bool on);
+  // PutBucketVersioning. PreconditionFailed (kBucketState): suspending a
+  // bucket with Object Lock.
+  Status SetBucketVersioning(const std::string& name, Versioning state);
+  // PutObjectLockConfiguration: turns Object Lock on (PreconditionFailed,
+  // kBucketState, unless versioning is Enabled) and sets the default rule.
+  Status SetObjectLockConfiguration(const std::string& name, const DefaultRetention& rule);
 
   // Multipart (object/multipart.cc). NotFound means no such upload (or bucket).
   Result<std::string> CreateUpload(const std::string& bucket, const std::string& key,
@@ -229,16 +311,35 @@ class ObjectEngine {
   uint64_t NextVersionStamp();
   Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(
       const std::string& bucket, const std::string& key);
+  // The version named (nullopt: latest), with its metadata key; nullopt if none.
+  Result<std::optional<std::pair<std::string, ObjectRecord>>> FindVersion(
+      const std::string& bucket, const std::string& key, const Version& version);
+  // The null version of a key, wherever it is among the versions.
+  Result<std::optional<std::pair<std::string, ObjectRecord>>> NullVersion(
+      const std::string& bucket, const std::string& key);
+  // Writes the bucket record (and its marker on self-describing stores);
+  // the bucket lock is held exclusively.
+  Status WriteBucketLocked(const std::string& name, const BucketRecord& rec);
+  // Under the key lock: the version's record rewritten after `change`, with
+  // the lock record on the drives first (self-describing stores).
+  Status UpdateLock(const std::string& bucket, const std::string& key, const Version& version,
+                    const std::function<Status(const BucketRecord&, ObjectLock&)>& change);
+  // Commits a delete marker as the newest version (through a writer, so that
+  // it is a self-describing piece where the store needs one).
+  Result<ObjectRecord> AddDeleteMarker(const std::string& bucket, const std::string& key,
+                                       bool bypass_governance);
   // Under the bucket (shared) and key locks: replaces the current version with
   // `record` in one synced batch together with `extra`.
   Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord& record,
-                       const std::function<Status(const std::optional<ObjectRecord>&)>& check);
+                       const std::function<Status(const std::optional<ObjectRecord>&)>& check,
+                       bool bypass_governance);
   // The same with the locks already held; `extra` joins the batch and
   // `extra_garbage` files are collected after the commit.
   Status CommitVersionLocked(const std::string& bucket, const std::string& key,
                              ObjectRecord& record,
                              const std::function<Status(const std::optional<ObjectRecord>&)>& check,
-                             meta::WriteBatch extra, const std::vector<std::string>& extra_garbage);
+                             meta::WriteBatch extra, const std::vector<std::string>& extra_garbage,
+                             bool bypass_governance = false);
   Status CommitPart(const std::string& bucket, const std::string& key,
                     const std::string& upload_id, uint32_t part_number, PartRecord part);
   // Deletes the upload and part records into `batch`; returns the part files.

@@ -6,6 +6,7 @@
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "meta/keys.h"
+#include "object/lock.h"
 #include "object/engine.h"
 
 namespace strata::object {
@@ -41,8 +42,10 @@ bool CompletedFrom(const ObjectRecord& rec, const std::string& upload_id,
 Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const std::string& key,
                                                UploadRecord record) {
   std::shared_lock bucket_lock(BucketLock(bucket));
-  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
+  ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
+  if (record.lock && !b.object_lock) {
+    return PreconditionFailed(Detail::kBucketState, "bucket " + bucket + " has no Object Lock");
+  }
   record.initiated_ns = NowNs();
   std::string id = NewUploadId(NextVersionStamp());
   meta::WriteBatch batch;
@@ -213,6 +216,9 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   }
   rec.version_stamp = NextVersionStamp();
   rec.mtime_ns = NowNs();
+  ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
+  rec.versioned = b.versioning == Versioning::kEnabled;
+  rec.lock = InitialLock(b, upload.lock, rec.mtime_ns);
   meta::WriteBatch batch;
   if (SelfDescribing()) {
     // The manifest: the finished record on the drives, for rebuild-index;

@@ -28,6 +28,12 @@ struct FoundTags {
   TagsRecord rec;
 };
 
+struct FoundLock {
+  std::string id;
+  uint64_t stamp = 0;  // generation: the newest is the current setting
+  LockRecord rec;
+};
+
 // Everything the drives describe, then the records it makes.
 class Rebuilder {
  public:
@@ -46,6 +52,7 @@ class Rebuilder {
   void AddVersion(const storage::DataHeader& header, ObjectRecord rec);
   void AddPart(const std::string& id, const storage::DataHeader& header, const ObjectRecord& rec);
   void AddTags(const std::string& id, const storage::DataHeader& header, TagsRecord rec);
+  void AddLock(const std::string& id, const storage::DataHeader& header, LockRecord rec);
   Status WriteObjects();
   Status WriteUploadsAndParts();
   Status WriteBuckets();
@@ -56,11 +63,13 @@ class Rebuilder {
   RebuildReport& report_;
   meta::WriteBatch batch_;
   std::map<std::string, BucketRecord> buckets_;
-  std::map<std::pair<std::string, std::string>, ObjectRecord> latest_;  // (bucket, key)
+  // (bucket, key) -> versions by stamp (delete markers included).
+  std::map<std::pair<std::string, std::string>, std::map<uint64_t, ObjectRecord>> versions_;
   std::map<std::string, FoundUpload> uploads_;                          // by upload id
   std::set<std::string> completed_;                                     // upload ids
   std::map<std::pair<std::string, uint32_t>, FoundPart> parts_;         // (upload id, number)
   std::map<std::string, FoundTags> tags_;                               // by the version's data id
+  std::map<std::string, FoundLock> locks_;                              // by the version's data id
   std::set<std::string> referenced_;  // part ids of the surviving objects
   std::set<std::string> garbage_;
 };
@@ -99,18 +108,22 @@ bool Rebuilder::Add(const std::string& id, const storage::DataHeader& header, Tr
       if (rec) AddTags(id, header, std::move(*rec));
       return rec.has_value();
     }
+    case TrailerKind::kLock: {
+      auto rec = DecodeLockRecord(payload);
+      if (rec) AddLock(id, header, std::move(*rec));
+      return rec.has_value();
+    }
   }
   return false;
 }
 
-// The newest version of a key wins (unversioned buckets); the others are
-// garbage: versions replaced while their data could not be collected.
+// Every versioned record and delete marker of a key is kept; of its null
+// versions only the newest (the others were replaced while their data could
+// not be collected: garbage). WriteObjects sorts that out.
 void Rebuilder::AddVersion(const storage::DataHeader& header, ObjectRecord rec) {
-  auto [it, inserted] = latest_.try_emplace({header.bucket, header.key}, rec);
-  if (inserted) return;
-  ++report_.replaced_versions;
-  if (rec.version_stamp > it->second.version_stamp) std::swap(it->second, rec);
-  for (const std::string& f : rec.DataFiles()) garbage_.insert(f);
+  auto& versions = versions_[{header.bucket, header.key}];
+  const uint64_t stamp = rec.version_stamp;
+  versions.emplace(stamp, std::move(rec));
 }
 
 // A part piece's trailer is the part as an object record; the newer of two
@@ -132,6 +145,13 @@ void Rebuilder::AddTags(const std::string& id, const storage::DataHeader& header
   if (!inserted && found.stamp > it->second.stamp) it->second = std::move(found);
 }
 
+void Rebuilder::AddLock(const std::string& id, const storage::DataHeader& header,
+                        LockRecord rec) {
+  FoundLock found{id, header.version_stamp, std::move(rec)};
+  auto [it, inserted] = locks_.try_emplace(found.rec.data_id, found);
+  if (!inserted && found.stamp > it->second.stamp) it->second = std::move(found);
+}
+
 Status Rebuilder::Put(const std::string& key, const std::string& value) {
   batch_.Put(key, value);
   if (batch_.ops().size() < 1000) return Status::OK();
@@ -148,24 +168,48 @@ void Rebuilder::NeedBucket(const std::string& name, int64_t created_ns) {
   buckets_[name] = b;
 }
 
-// The surviving versions, with the tags set after their write.
+// The surviving versions, with the tags and lock settings set after their write.
 Status Rebuilder::WriteObjects() {
-  for (auto& [where, rec] : latest_) {
-    NeedBucket(where.first, rec.mtime_ns);
-    for (const PartRef& p : rec.parts) referenced_.insert(p.file_id);
-    auto tags = tags_.find(rec.file_id);
-    if (tags != tags_.end() && !rec.file_id.empty()) {
-      rec.tags = tags->second.rec.tags;
-      rec.tags_on_drives = true;
-      ++report_.tag_sets;
-      tags_.erase(tags);
+  for (auto& [where, versions] : versions_) {
+    uint64_t newest_null = 0;
+    bool has_null = false;
+    for (const auto& [stamp, rec] : versions) {
+      if (!rec.versioned) {
+        newest_null = stamp;  // ascending: the last one met is the newest
+        has_null = true;
+      }
     }
-    RETURN_IF_ERROR(
-        Put(meta::ObjectVersionKey(where.first, where.second, rec.version_stamp),
-            EncodeObjectRecord(rec)));
-    ++report_.objects;
+    for (auto& [stamp, rec] : versions) {
+      if (!rec.versioned && has_null && stamp != newest_null) {
+        ++report_.replaced_versions;
+        for (const std::string& f : rec.DataFiles()) garbage_.insert(f);
+        continue;
+      }
+      NeedBucket(where.first, rec.mtime_ns);
+      for (const PartRef& p : rec.parts) referenced_.insert(p.file_id);
+      auto tags = tags_.find(rec.file_id);
+      if (tags != tags_.end() && !rec.file_id.empty()) {
+        rec.tags = tags->second.rec.tags;
+        rec.tags_on_drives = true;
+        ++report_.tag_sets;
+        tags_.erase(tags);
+      }
+      auto lock = locks_.find(rec.file_id);
+      if (lock != locks_.end() && !rec.file_id.empty()) {
+        rec.lock = lock->second.rec.lock;
+        rec.lock_on_drives = true;
+        ++report_.lock_settings;
+        locks_.erase(lock);
+      }
+      if (rec.delete_marker) ++report_.delete_markers;
+      RETURN_IF_ERROR(
+          Put(meta::ObjectVersionKey(where.first, where.second, rec.version_stamp),
+              EncodeObjectRecord(rec)));
+      ++report_.objects;
+    }
   }
   for (const auto& [data_id, t] : tags_) garbage_.insert(t.id);  // of versions gone
+  for (const auto& [data_id, l] : locks_) garbage_.insert(l.id);
   return Status::OK();
 }
 

@@ -1,18 +1,44 @@
 #include "object/record.h"
 
+#include <cstdint>
+
 #include "common/encoding.h"
 #include "common/hash.h"
 
 namespace strata::object {
 
 namespace {
-constexpr char kObjectFormat = 3;  // 1 = without the extension fields, 2 = without upload_id
-constexpr char kUploadFormat = 1;
+// 1 = without the extension fields, 2 = without upload_id, 3 = without the lock fields
+constexpr char kObjectFormat = 4;
+constexpr char kUploadFormat = 2;  // 1 = without the lock
 constexpr char kPartFormat = 1;
-constexpr char kBucketFormat = 2;  // 1 = without tags
+constexpr char kBucketFormat = 3;  // 1 = without tags, 2 = without versioning and lock
 constexpr char kTagsFormat = 1;
+constexpr char kLockFormat = 1;
 constexpr uint64_t kFlagInline = 1;
 constexpr uint64_t kFlagTagsOnDrives = 2;  // older decoders ignore it (they read flags & 1)
+constexpr uint64_t kFlagVersioned = 4;     // format 4
+constexpr uint64_t kFlagDeleteMarker = 8;  // format 4
+constexpr uint64_t kFlagLockOnDrives = 16; // format 4
+constexpr uint64_t kKnownFlags = 31;
+
+void PutLock(std::string* out, const ObjectLock& lock) {
+  out->push_back(static_cast<char>(lock.mode));
+  PutVarint64(out, static_cast<uint64_t>(lock.retain_until_ns));
+  out->push_back(static_cast<char>(lock.legal_hold));
+}
+
+bool GetLock(std::string_view* in, ObjectLock* lock) {
+  if (in->empty() || static_cast<uint8_t>((*in)[0]) > 2) return false;
+  lock->mode = static_cast<LockMode>((*in)[0]);
+  in->remove_prefix(1);
+  uint64_t until;
+  if (!GetVarint64(in, &until) || in->empty() || static_cast<uint8_t>((*in)[0]) > 2) return false;
+  lock->retain_until_ns = static_cast<int64_t>(until);
+  lock->legal_hold = static_cast<LegalHold>((*in)[0]);
+  in->remove_prefix(1);
+  return (lock->mode == LockMode::kNone) == (lock->retain_until_ns == 0);
+}
 
 bool GetString(std::string_view* in, std::string* out) {
   std::string_view s;
@@ -66,7 +92,61 @@ std::vector<std::string> ObjectRecord::DataFiles() const {
   if (!is_inline && !file_id.empty()) files.push_back(file_id);
   for (const PartRef& p : parts) files.push_back(p.file_id);
   if (tags_on_drives && !file_id.empty()) files.push_back(TagsRecordId(file_id));
+  if (lock_on_drives && !file_id.empty()) files.push_back(LockRecordId(file_id));
   return files;
+}
+
+std::string ObjectRecord::VersionId() const {
+  return versioned ? VersionIdOf(version_stamp) : std::string("null");
+}
+
+std::string VersionIdOf(uint64_t stamp) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const uint64_t inverted = ~stamp;
+  std::string out(16, '0');
+  for (int i = 0; i < 16; ++i) out[i] = kHex[(inverted >> (60 - 4 * i)) & 0xF];
+  return out;
+}
+
+std::optional<VersionSelector> ParseVersionId(std::string_view id) {
+  if (id == "null") return VersionSelector{true, 0};
+  if (id.size() != 16) return std::nullopt;
+  uint64_t inverted = 0;
+  for (char c : id) {
+    int v;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    } else {
+      return std::nullopt;
+    }
+    inverted = inverted << 4 | static_cast<uint64_t>(v);
+  }
+  return VersionSelector{false, ~inverted};
+}
+
+std::string LockRecordId(const std::string& data_id) {
+  return Sha256Hex("lock/" + data_id).substr(0, 32);
+}
+
+std::string EncodeLockRecord(const LockRecord& r) {
+  std::string out(1, kLockFormat);
+  PutLengthPrefixed(&out, r.data_id);
+  PutVarint64(&out, r.version_stamp);
+  PutLock(&out, r.lock);
+  return out;
+}
+
+std::optional<LockRecord> DecodeLockRecord(std::string_view in) {
+  if (in.empty() || in[0] != kLockFormat) return std::nullopt;
+  in.remove_prefix(1);
+  LockRecord r;
+  if (!GetString(&in, &r.data_id) || !GetVarint64(&in, &r.version_stamp) ||
+      !GetLock(&in, &r.lock) || !in.empty()) {
+    return std::nullopt;
+  }
+  return r;
 }
 
 std::string TagsRecordId(const std::string& data_id) {
@@ -105,14 +185,19 @@ std::string EncodeTrailer(TrailerKind kind, std::string_view payload) {
 std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer) {
   if (trailer.empty()) return std::nullopt;
   char k = trailer[0];
-  if (k != 'O' && k != 'P' && k != 'M' && k != 'B' && k != 'U' && k != 'T') return std::nullopt;
+  if (k != 'O' && k != 'P' && k != 'M' && k != 'B' && k != 'U' && k != 'T' && k != 'L') {
+    return std::nullopt;
+  }
   return std::make_pair(static_cast<TrailerKind>(k), trailer.substr(1));
 }
 
 std::string EncodeObjectRecord(const ObjectRecord& r) {
   std::string out;
   out.push_back(kObjectFormat);
-  PutVarint64(&out, (r.is_inline ? kFlagInline : 0) | (r.tags_on_drives ? kFlagTagsOnDrives : 0));
+  PutVarint64(&out, (r.is_inline ? kFlagInline : 0) | (r.tags_on_drives ? kFlagTagsOnDrives : 0) |
+                        (r.versioned ? kFlagVersioned : 0) |
+                        (r.delete_marker ? kFlagDeleteMarker : 0) |
+                        (r.lock_on_drives ? kFlagLockOnDrives : 0));
   PutVarint64(&out, r.size_bytes);
   PutLengthPrefixed(&out, r.etag);
   PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
@@ -134,6 +219,8 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   PutLengthPrefixed(&out, r.storage_class);
   // Format 3 extension.
   PutLengthPrefixed(&out, r.upload_id);
+  // Format 4 extension.
+  PutLock(&out, r.lock);
   return out;
 }
 
@@ -151,6 +238,12 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
   r.mtime_ns = static_cast<int64_t>(mtime);
   r.is_inline = flags & kFlagInline;
   r.tags_on_drives = flags & kFlagTagsOnDrives;
+  if (format >= 4) {
+    if (flags & ~kKnownFlags) return std::nullopt;
+    r.versioned = flags & kFlagVersioned;
+    r.delete_marker = flags & kFlagDeleteMarker;
+    r.lock_on_drives = flags & kFlagLockOnDrives;
+  }
   if (!GetHeaders(&in, &r.headers)) return std::nullopt;
   if (!GetString(&in, r.is_inline ? &r.inline_data : &r.file_id)) return std::nullopt;
   if (extended) {
@@ -171,6 +264,7 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
     }
   }
   if (format >= 3 && !GetString(&in, &r.upload_id)) return std::nullopt;
+  if (format >= 4 && !GetLock(&in, &r.lock)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   if (r.is_inline && r.inline_data.size() != r.size_bytes) return std::nullopt;
   return r;
@@ -185,20 +279,34 @@ std::string EncodeUploadRecord(const UploadRecord& r) {
   PutPairs(&out, r.tags);
   PutLengthPrefixed(&out, r.storage_class);
   PutLengthPrefixed(&out, r.owner);
+  out.push_back(r.lock ? 1 : 0);  // format 2
+  if (r.lock) PutLock(&out, *r.lock);
   return out;
 }
 
 std::optional<UploadRecord> DecodeUploadRecord(std::string_view in) {
-  if (in.empty() || in[0] != kUploadFormat) return std::nullopt;
+  if (in.empty() || in[0] < 1 || in[0] > kUploadFormat) return std::nullopt;
+  const char format = in[0];
   in.remove_prefix(1);
   UploadRecord r;
   uint64_t initiated;
   if (!GetVarint64(&in, &initiated) || !GetHeaders(&in, &r.headers) ||
       !GetString(&in, &r.checksum_algorithm) || !GetString(&in, &r.checksum_type) ||
       !GetPairs(&in, &r.tags) || !GetString(&in, &r.storage_class) ||
-      !GetString(&in, &r.owner) || !in.empty()) {
+      !GetString(&in, &r.owner)) {
     return std::nullopt;
   }
+  if (format >= 2) {
+    if (in.empty() || static_cast<uint8_t>(in[0]) > 1) return std::nullopt;
+    const bool has_lock = in[0] == 1;
+    in.remove_prefix(1);
+    if (has_lock) {
+      ObjectLock lock;
+      if (!GetLock(&in, &lock)) return std::nullopt;
+      r.lock = lock;
+    }
+  }
+  if (!in.empty()) return std::nullopt;
   r.initiated_ns = static_cast<int64_t>(initiated);
   return r;
 }
@@ -233,6 +341,12 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutLengthPrefixed(&out, r.region);
   PutLengthPrefixed(&out, r.owner);
   PutPairs(&out, r.tags);  // format 2
+  // Format 3.
+  out.push_back(static_cast<char>(r.versioning));
+  out.push_back(r.object_lock ? 1 : 0);
+  out.push_back(static_cast<char>(r.default_retention.mode));
+  PutVarint64(&out, r.default_retention.days);
+  PutVarint64(&out, r.default_retention.years);
   return out;
 }
 
@@ -246,6 +360,23 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     return std::nullopt;
   }
   if (format >= 2 && !GetPairs(&in, &r.tags)) return std::nullopt;
+  if (format >= 3) {
+    uint64_t days, years;
+    if (in.size() < 3 || static_cast<uint8_t>(in[0]) > 2 || static_cast<uint8_t>(in[1]) > 1 ||
+        static_cast<uint8_t>(in[2]) > 2) {
+      return std::nullopt;
+    }
+    r.versioning = static_cast<Versioning>(in[0]);
+    r.object_lock = in[1] == 1;
+    r.default_retention.mode = static_cast<LockMode>(in[2]);
+    in.remove_prefix(3);
+    if (!GetVarint64(&in, &days) || !GetVarint64(&in, &years) || days > UINT32_MAX ||
+        years > UINT32_MAX) {
+      return std::nullopt;
+    }
+    r.default_retention.days = static_cast<uint32_t>(days);
+    r.default_retention.years = static_cast<uint32_t>(years);
+  }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

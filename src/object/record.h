@@ -33,6 +33,17 @@ struct PartRef {
 
 using Tags = std::vector<std::pair<std::string, std::string>>;
 
+// Object Lock state of one version (issue 11). Retention is judged against
+// the server's clock by object/lock.h, the one place that decides.
+enum class LockMode : uint8_t { kNone = 0, kGovernance = 1, kCompliance = 2 };
+enum class LegalHold : uint8_t { kUnset = 0, kOff = 1, kOn = 2 };
+struct ObjectLock {
+  LockMode mode = LockMode::kNone;
+  int64_t retain_until_ns = 0;  // with mode != kNone
+  LegalHold legal_hold = LegalHold::kUnset;
+  bool operator==(const ObjectLock&) const = default;
+};
+
 struct ObjectRecord {
   uint64_t size_bytes = 0;
   std::string etag;  // lowercase hex, no quotes
@@ -57,10 +68,33 @@ struct ObjectRecord {
   // current ones are also on the drives, in the tag record
   // TagsRecordId(file_id) (self-describing stores only; flag bit 1).
   bool tags_on_drives = false;
+  // Versioning: false = the version "null" (written while the bucket was
+  // never versioned or suspended; every record of formats 1-3). Flag bit 2.
+  bool versioned = false;
+  // A delete marker: no data (on self-describing stores an empty piece that
+  // describes it). Flag bit 3.
+  bool delete_marker = false;
+  ObjectLock lock;  // format 4
+  // The lock settings were changed after the write and the current ones are
+  // also on the drives, in the lock record LockRecordId(file_id). Flag bit 4.
+  bool lock_on_drives = false;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;
+  // "null", or the version's id (VersionIdOf the stamp).
+  std::string VersionId() const;
 };
+
+// Version ids: 16 lowercase hex digits of (UINT64_MAX - stamp), so that they
+// sort newest first, as the versions do in the metadata; "null" names the
+// null version.
+std::string VersionIdOf(uint64_t stamp);
+struct VersionSelector {
+  bool null = false;   // the version "null"
+  uint64_t stamp = 0;  // otherwise
+};
+// nullopt if `id` is neither "null" nor a well-formed version id.
+std::optional<VersionSelector> ParseVersionId(std::string_view id);
 
 // A multipart upload in progress.
 struct UploadRecord {
@@ -71,6 +105,9 @@ struct UploadRecord {
   Tags tags;
   std::string storage_class;
   std::string owner;
+  // Object Lock settings named by CreateMultipartUpload (format 2); the
+  // bucket's default applies at Complete when none is named.
+  std::optional<ObjectLock> lock;
 };
 
 struct PartRecord {
@@ -81,11 +118,25 @@ struct PartRecord {
   std::string checksum;  // base64 of the upload's algorithm, "" if none
 };
 
+enum class Versioning : uint8_t { kUnversioned = 0, kEnabled = 1, kSuspended = 2 };
+
+// PutObjectLockConfiguration's default retention (days or years, one of them).
+struct DefaultRetention {
+  LockMode mode = LockMode::kNone;  // kNone: no default rule
+  uint32_t days = 0;
+  uint32_t years = 0;
+  bool operator==(const DefaultRetention&) const = default;
+};
+
 struct BucketRecord {
   int64_t created_ns = 0;
   std::string region;
   std::string owner;
   Tags tags;  // PutBucketTagging (up to 50)
+  // Format 3.
+  Versioning versioning = Versioning::kUnversioned;
+  bool object_lock = false;  // once on, never off (and versioning stays Enabled)
+  DefaultRetention default_retention;
 };
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,
@@ -97,6 +148,7 @@ enum class TrailerKind : char {
   kBucket = 'B',    // a bucket marker; payload: its BucketRecord
   kUpload = 'U',    // a multipart upload in progress; payload: its UploadRecord
   kTags = 'T',      // the tags of an object version set after its write; payload: TagsRecord
+  kLock = 'L',      // the lock settings of a version changed after its write; payload: LockRecord
 };
 std::string EncodeTrailer(TrailerKind kind, std::string_view payload);
 // nullopt if empty or of an unknown kind.
@@ -112,10 +164,23 @@ struct TagsRecord {
 std::string EncodeTagsRecord(const TagsRecord& r);
 std::optional<TagsRecord> DecodeTagsRecord(std::string_view data);
 
+// What PutObjectRetention / PutObjectLegalHold leave on a self-describing
+// store: the current lock settings of the version whose data is `data_id`
+// (rewritten as a newer generation at each change; rebuild-index keeps the
+// newest), written before the metadata says so.
+struct LockRecord {
+  std::string data_id;
+  uint64_t version_stamp = 0;
+  ObjectLock lock;
+};
+std::string EncodeLockRecord(const LockRecord& r);
+std::optional<LockRecord> DecodeLockRecord(std::string_view data);
+
 // Data ids of the small records on self-describing stores (32 hex chars,
 // derived so that the engine finds them again): the tag record of the
 // version whose data is `data_id`, and the marker of an upload in progress.
 std::string TagsRecordId(const std::string& data_id);
+std::string LockRecordId(const std::string& data_id);
 std::string UploadMarkerId(const std::string& upload_id);
 
 std::string EncodeObjectRecord(const ObjectRecord& r);

@@ -32,8 +32,12 @@ ErrorCode NotFoundCode(Detail what, ErrorCode fallback) {
     case Detail::kKey: return ErrorCode::kNoSuchKey;
     case Detail::kUpload: return ErrorCode::kNoSuchUpload;
     case Detail::kVersion: return ErrorCode::kNoSuchVersion;
+    case Detail::kLockConfig: return ErrorCode::kObjectLockConfigurationNotFoundError;
+    case Detail::kObjectLock: return ErrorCode::kNoSuchObjectLockConfiguration;
     case Detail::kNone:
-    case Detail::kTrailer: break;
+    case Detail::kTrailer:
+    case Detail::kLocked:
+    case Detail::kBucketState: break;
   }
   return fallback;
 }
@@ -44,7 +48,17 @@ Error FromStatus(const Status& status, ErrorCode not_found) {
     case Code::kNotFound: return MakeError(NotFoundCode(status.detail(), not_found));
     case Code::kResourceExhausted: return MakeError(ErrorCode::kInsufficientStorage);
     case Code::kUnavailable: return MakeError(ErrorCode::kServiceUnavailable);
-    case Code::kPreconditionFailed: return MakeError(ErrorCode::kPreconditionFailed);
+    case Code::kPreconditionFailed:
+      if (status.detail() == Detail::kBucketState) {
+        return MakeError(ErrorCode::kInvalidBucketState, status.message());
+      }
+      return MakeError(ErrorCode::kPreconditionFailed);
+    case Code::kPermissionDenied:
+      if (status.detail() == Detail::kLocked) {
+        return MakeError(ErrorCode::kAccessDenied,
+                         "Access Denied because object protected by object lock.");
+      }
+      return MakeError(ErrorCode::kInternalError);  // the server's own files (EACCES)
     case Code::kInvalidArgument: return MakeError(ErrorCode::kInvalidArgument, status.message());
     case Code::kCorruption:
       return MakeError(ErrorCode::kInternalError,

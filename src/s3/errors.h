@@ -41,6 +41,8 @@ namespace strata::s3 {
     "The AWS access key Id you provided does not exist in our records.")                        \
   X(kInvalidArgument, "InvalidArgument", 400, "Invalid Argument")                               \
   X(kInvalidBucketName, "InvalidBucketName", 400, "The specified bucket is not valid.")         \
+  X(kInvalidBucketState, "InvalidBucketState", 409,                                             \
+    "The request is not valid with the current state of the bucket.")                            \
   X(kInvalidDigest, "InvalidDigest", 400, "The Content-MD5 you specified is not valid.")        \
   X(kInvalidPart, "InvalidPart", 400,                                                           \
     "One or more of the specified parts could not be found. The part may not have been "        \
@@ -72,6 +74,10 @@ namespace strata::s3 {
   X(kNoSuchUpload, "NoSuchUpload", 404,                                                         \
     "The specified multipart upload does not exist. The upload ID might be invalid, or the "    \
     "multipart upload might have been aborted or completed.")                                   \
+  X(kNoSuchObjectLockConfiguration, "NoSuchObjectLockConfiguration", 404,                       \
+    "The specified object does not have a ObjectLock configuration")                             \
+  X(kObjectLockConfigurationNotFoundError, "ObjectLockConfigurationNotFoundError", 404,         \
+    "Object Lock configuration does not exist for this bucket")                                  \
   X(kNoSuchVersion, "NoSuchVersion", 404,                                                       \
     "The version ID specified in the request does not match an existing version.")              \
   X(kNotImplemented, "NotImplemented", 501,                                                     \

@@ -71,14 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 25> kUnimplementedSubresources = {
+constexpr std::array<std::string_view, 21> kUnimplementedSubresources = {
     "accelerate", "acl", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
-    "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
-    "ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-    "requestPayment", "restore", "retention", "select", "torrent", "versioning", "website"};
+    "lifecycle", "logging", "metrics", "notification", "ownershipControls", "policy",
+    "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore", "select",
+    "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 5> kServedSubresources = {"location", "delete", "uploads",
-                                                                 "tagging", "attributes"};
+constexpr std::array<std::string_view, 10> kServedSubresources = {
+    "location",   "delete",   "uploads",     "tagging",   "attributes",
+    "versioning", "versions", "object-lock", "retention", "legal-hold"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -106,6 +107,17 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     if (m == "GET" && r.Has("location")) return Op::kGetBucketLocation;
     if (m == "POST" && r.Has("delete")) return Op::kDeleteObjects;
     if (m == "GET" && r.Has("uploads")) return Op::kListMultipartUploads;
+    if (r.Has("versioning")) {
+      if (m == "PUT") return Op::kPutBucketVersioning;
+      if (m == "GET") return Op::kGetBucketVersioning;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("object-lock")) {
+      if (m == "PUT") return Op::kPutObjectLockConfiguration;
+      if (m == "GET") return Op::kGetObjectLockConfiguration;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (m == "GET" && r.Has("versions")) return Op::kListObjectVersions;
     if (r.Has("tagging")) {
       if (m == "PUT") return Op::kPutBucketTagging;
       if (m == "GET") return Op::kGetBucketTagging;
@@ -129,6 +141,16 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     if (m == "PUT") return Op::kPutObjectTagging;
     if (m == "GET") return Op::kGetObjectTagging;
     if (m == "DELETE") return Op::kDeleteObjectTagging;
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
+  if (r.Has("retention")) {
+    if (m == "PUT") return Op::kPutObjectRetention;
+    if (m == "GET") return Op::kGetObjectRetention;
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
+  if (r.Has("legal-hold")) {
+    if (m == "PUT") return Op::kPutObjectLegalHold;
+    if (m == "GET") return Op::kGetObjectLegalHold;
     return MakeError(ErrorCode::kMethodNotAllowed);
   }
   if (r.Has("uploadId")) {

@@ -29,8 +29,10 @@ namespace strata::s3 {
 // As at AWS, some requests need more than their row: DeleteObjects needs
 // s3:DeleteObject on each key it names; GetObjectAttributes needs s3:GetObject
 // as well; PutObject, CopyObject, CreateMultipartUpload and PostObject with
-// tags (x-amz-tagging, a tagging field) also need s3:PutObjectTagging. Policy
-// evaluation adds those.
+// tags (x-amz-tagging, a tagging field) also need s3:PutObjectTagging;
+// writes with x-amz-object-lock-* also need s3:PutObjectRetention /
+// s3:PutObjectLegalHold, and x-amz-bypass-governance-retention needs
+// s3:BypassGovernanceRetention. Policy evaluation adds those.
 #define STRATA_S3_OPERATIONS(X)                                \
   X(ListBuckets, "s3:ListAllMyBuckets", "")                    \
   X(CreateBucket, "s3:CreateBucket", "")                       \
@@ -59,6 +61,15 @@ namespace strata::s3 {
   X(GetBucketTagging, "s3:GetBucketTagging", "")               \
   X(DeleteBucketTagging, "s3:PutBucketTagging", "")            \
   X(GetObjectAttributes, "s3:GetObjectAttributes", "")         \
+  X(GetBucketVersioning, "s3:GetBucketVersioning", "")         \
+  X(PutBucketVersioning, "s3:PutBucketVersioning", "")         \
+  X(ListObjectVersions, "s3:ListBucketVersions", "")           \
+  X(GetObjectLockConfiguration, "s3:GetBucketObjectLockConfiguration", "") \
+  X(PutObjectLockConfiguration, "s3:PutBucketObjectLockConfiguration", "") \
+  X(GetObjectRetention, "s3:GetObjectRetention", "")           \
+  X(PutObjectRetention, "s3:PutObjectRetention", "")           \
+  X(GetObjectLegalHold, "s3:GetObjectLegalHold", "")           \
+  X(PutObjectLegalHold, "s3:PutObjectLegalHold", "")           \
   X(PostObject, "s3:PutObject", "")                            \
   X(Admin, "strata:Admin", "") /* /_strata/admin/<action> (key = action) */
 

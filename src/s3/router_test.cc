@@ -104,13 +104,30 @@ TEST(Router, QueryIsTheRequestsParsedQuery) {
   EXPECT_EQ(Ok(Req("GET", "/bkt?&&list-type=2&")).op, Op::kListObjectsV2);
 }
 
+TEST(Router, VersioningAndObjectLockOperations) {
+  EXPECT_EQ(Ok(Req("PUT", "/bkt?versioning")).op, Op::kPutBucketVersioning);
+  EXPECT_EQ(Ok(Req("GET", "/bkt?versioning")).op, Op::kGetBucketVersioning);
+  EXPECT_EQ(Ok(Req("GET", "/bkt?versions")).op, Op::kListObjectVersions);
+  EXPECT_EQ(Ok(Req("GET", "/bkt?versions&prefix=a&key-marker=b")).op, Op::kListObjectVersions);
+  EXPECT_EQ(Ok(Req("PUT", "/bkt?object-lock")).op, Op::kPutObjectLockConfiguration);
+  EXPECT_EQ(Ok(Req("GET", "/bkt?object-lock")).op, Op::kGetObjectLockConfiguration);
+  EXPECT_EQ(Ok(Req("PUT", "/bkt/k?retention")).op, Op::kPutObjectRetention);
+  EXPECT_EQ(Ok(Req("GET", "/bkt/k?retention&versionId=null")).op, Op::kGetObjectRetention);
+  EXPECT_EQ(Ok(Req("PUT", "/bkt/k?legal-hold")).op, Op::kPutObjectLegalHold);
+  EXPECT_EQ(Ok(Req("GET", "/bkt/k?legal-hold")).op, Op::kGetObjectLegalHold);
+  EXPECT_EQ(Ok(Req("GET", "/bkt/k?versionId=00ff")).op, Op::kGetObject);
+  EXPECT_EQ(Ok(Req("DELETE", "/bkt/k?versionId=null")).op, Op::kDeleteObject);
+}
+
 TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/Bad_Bucket")), ErrorCode::kInvalidBucketName);
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("PUT", "/bucket/k?acl")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("PUT", "/bucket?versioning")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?lifecycle")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("DELETE", "/bucket?versioning")), ErrorCode::kMethodNotAllowed);
+  EXPECT_EQ(Err(Req("DELETE", "/bucket/k?retention")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("PUT", "/bucket?notanop")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Ok(Req("GET", "/bucket/k?x-id=GetObject&unknown=1")).op, Op::kGetObject);
   EXPECT_EQ(Err(Req("GET", "/bucket/a%ZZ")), ErrorCode::kInvalidArgument);
@@ -157,7 +174,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 29u);
+  EXPECT_EQ(ops.size(), 38u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -176,6 +193,9 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(RequiredAction(Op::kAbortMultipartUpload), "s3:AbortMultipartUpload");
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketTagging), "s3:PutBucketTagging");
   EXPECT_EQ(RequiredAction(Op::kAdmin), "strata:Admin");
+  EXPECT_EQ(RequiredAction(Op::kListObjectVersions), "s3:ListBucketVersions");
+  EXPECT_EQ(RequiredAction(Op::kPutObjectLockConfiguration), "s3:PutBucketObjectLockConfiguration");
+  EXPECT_EQ(RequiredAction(Op::kGetObjectLegalHold), "s3:GetObjectLegalHold");
   EXPECT_EQ(CopySourceAction(Op::kCopyObject), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kUploadPartCopy), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kPutObject), "");

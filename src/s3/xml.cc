@@ -80,9 +80,63 @@ std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml) {
     pugi::xml_node key = obj.child("Key");
     if (!key) return std::nullopt;
     req.keys.emplace_back(key.child_value());
+    pugi::xml_node version = obj.child("VersionId");
+    req.version_ids.push_back(version ? std::optional<std::string>(version.child_value())
+                                      : std::nullopt);
   }
   if (req.keys.empty() || req.keys.size() > 1000) return std::nullopt;
   return req;
+}
+
+namespace {
+std::optional<std::string> ChildText(pugi::xml_node node, const char* name) {
+  pugi::xml_node c = node.child(name);
+  if (!c) return std::nullopt;
+  return std::string(c.child_value());
+}
+}  // namespace
+
+std::optional<VersioningXml> ParseVersioningConfiguration(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("VersioningConfiguration");
+  if (!root) return std::nullopt;
+  return VersioningXml{root.child_value("Status"), root.child_value("MfaDelete")};
+}
+
+std::optional<ObjectLockXml> ParseObjectLockConfiguration(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("ObjectLockConfiguration");
+  if (!root) return std::nullopt;
+  ObjectLockXml out;
+  out.enabled = root.child_value("ObjectLockEnabled");
+  pugi::xml_node rule = root.child("Rule");
+  out.has_rule = static_cast<bool>(rule);
+  pugi::xml_node d = rule.child("DefaultRetention");
+  out.has_default_retention = static_cast<bool>(d);
+  if (d) {
+    out.mode = ChildText(d, "Mode");
+    out.days = ChildText(d, "Days");
+    out.years = ChildText(d, "Years");
+  }
+  return out;
+}
+
+std::optional<RetentionXml> ParseRetention(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("Retention");
+  if (!root) return std::nullopt;
+  return RetentionXml{ChildText(root, "Mode"), ChildText(root, "RetainUntilDate")};
+}
+
+std::optional<std::string> ParseLegalHold(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("LegalHold");
+  if (!root) return std::nullopt;
+  return std::string(root.child_value("Status"));
 }
 
 std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::string_view xml) {

@@ -29,6 +29,7 @@ std::string XmlEscape(std::string_view s);
 struct DeleteRequest {
   bool quiet = false;
   std::vector<std::string> keys;
+  std::vector<std::optional<std::string>> version_ids;  // one per key; nullopt: none given
 };
 std::optional<DeleteRequest> ParseDeleteRequest(std::string_view xml);
 
@@ -44,6 +45,33 @@ std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::st
 std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std::string_view xml);
 // The same document written (GetObjectTagging's response).
 std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags);
+
+// <VersioningConfiguration><Status/><MfaDelete/></VersioningConfiguration>
+// (element texts as given; "" when absent). nullopt on malformed XML.
+struct VersioningXml {
+  std::string status;
+  std::string mfa_delete;
+};
+std::optional<VersioningXml> ParseVersioningConfiguration(std::string_view xml);
+
+// <ObjectLockConfiguration><ObjectLockEnabled/><Rule><DefaultRetention>
+// <Mode/><Days/><Years/></DefaultRetention></Rule></ObjectLockConfiguration>
+struct ObjectLockXml {
+  std::string enabled;
+  bool has_rule = false;
+  bool has_default_retention = false;
+  std::optional<std::string> mode, days, years;
+};
+std::optional<ObjectLockXml> ParseObjectLockConfiguration(std::string_view xml);
+
+// <Retention><Mode/><RetainUntilDate/></Retention>
+struct RetentionXml {
+  std::optional<std::string> mode, retain_until;
+};
+std::optional<RetentionXml> ParseRetention(std::string_view xml);
+
+// <LegalHold><Status/></LegalHold>: the status text ("" if absent).
+std::optional<std::string> ParseLegalHold(std::string_view xml);
 
 // <CreateBucketConfiguration><LocationConstraint/></...>; empty body ok.
 // nullopt on malformed XML; the region ("" if none given) otherwise.

@@ -256,11 +256,14 @@ int RebuildIndex(const Config& cfg) {
     std::fprintf(stderr, "strata: rebuild-index failed: %s\n", report.status().ToString().c_str());
     return 1;
   }
-  std::printf("rebuild-index done: %llu pieces scanned, %llu buckets, %llu objects restored, "
+  std::printf("rebuild-index done: %llu pieces scanned, %llu buckets, %llu object versions "
+              "restored (%llu delete markers, %llu with lock settings changed after the write), "
               "%llu replaced versions and %llu orphan parts to collect, %llu unreadable\n",
               static_cast<unsigned long long>(report->ids_scanned),
               static_cast<unsigned long long>(report->buckets),
               static_cast<unsigned long long>(report->objects),
+              static_cast<unsigned long long>(report->delete_markers),
+              static_cast<unsigned long long>(report->lock_settings),
               static_cast<unsigned long long>(report->replaced_versions),
               static_cast<unsigned long long>(report->orphan_parts),
               static_cast<unsigned long long>(report->unreadable));

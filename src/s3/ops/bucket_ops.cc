@@ -1,5 +1,6 @@
 // Bucket operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket,
 // GetBucketLocation.
+#include "common/log.h"
 #include "common/time_util.h"
 #include "s3/ops/op_context.h"
 #include "s3/xml.h"
@@ -42,6 +43,18 @@ OpResult CreateBucket(OpContext& ctx) {
   rec.created_ns = UnixNowNs();
   rec.region = region->empty() ? ctx.config.region : *region;
   rec.owner = ctx.access_key;
+  if (const std::string* lock = ctx.http.Header("x-amz-bucket-object-lock-enabled")) {
+    if (*lock == "true" || *lock == "True" || *lock == "TRUE") {
+      // Object Lock needs versioning, which can then never be suspended.
+      rec.versioning = object::Versioning::kEnabled;
+      rec.object_lock = true;
+      STRATA_LOG("object lock: %s created bucket %s with Object Lock", ctx.access_key.c_str(),
+                 ctx.route.bucket.c_str());
+    } else if (*lock != "false" && *lock != "False" && *lock != "FALSE") {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "x-amz-bucket-object-lock-enabled must be true or false");
+    }
+  }
   Status st = ctx.engine.CreateBucket(ctx.route.bucket, rec);
   if (st.code() == Code::kAlreadyExists) return MakeError(ErrorCode::kBucketAlreadyOwnedByYou);
   if (!st.ok()) return FromStatus(st);

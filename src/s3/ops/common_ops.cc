@@ -11,8 +11,9 @@ http::Headers BaseHeaders(const OpContext& ctx) {
           {"Server", "strata"}};
 }
 
-OpResult SendXml(OpContext& ctx, const std::string& xml, int status) {
+OpResult SendXml(OpContext& ctx, const std::string& xml, int status, const http::Headers& extra) {
   http::Headers h = BaseHeaders(ctx);
+  h.insert(h.end(), extra.begin(), extra.end());
   h.emplace_back("Content-Type", "application/xml");
   if (ctx.out.Start(status, h, xml.size()).ok()) ctx.out.Write(xml).IgnoreError();
   return std::nullopt;

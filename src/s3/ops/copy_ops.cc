@@ -6,6 +6,7 @@
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
+#include "s3/ops/versioning.h"
 #include "s3/router.h"
 #include "s3/xml.h"
 
@@ -16,15 +17,28 @@ namespace {
 constexpr uint64_t kMaxCopyBytes = 5ull << 30;
 constexpr size_t kCopyBufferBytes = 1 << 20;
 
+// The source version, and x-amz-copy-source-version-id for the response
+// (when the source bucket names versions).
 std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext& ctx,
-                                                                      const CopySource& src) {
-  auto reader = ctx.engine.OpenObject(src.bucket, src.key);
+                                                                      const CopySource& src,
+                                                                      http::Headers* h) {
+  auto reader = ctx.engine.OpenVersion(src.bucket, src.key, src.version);
   if (!reader.ok()) {
     if (reader.status().code() != Code::kNotFound) return FromStatus(reader.status());
-    auto b = ctx.engine.GetBucket(src.bucket);
-    return MakeError(b.ok() ? ErrorCode::kNoSuchKey : ErrorCode::kNoSuchBucket);
+    return FromStatus(reader.status(), ErrorCode::kNoSuchKey);
   }
-  if (auto e = CheckCopyConditions(ctx.http, (*reader)->record())) return *e;
+  const object::ObjectRecord& rec = (*reader)->record();
+  if (rec.delete_marker) {
+    if (src.version) {
+      return MakeError(ErrorCode::kInvalidRequest,
+                       "The source of a copy request may not specifically refer to a delete "
+                       "marker by version id.");
+    }
+    return MakeError(ErrorCode::kNoSuchKey);
+  }
+  if (auto e = CheckCopyConditions(ctx.http, rec)) return *e;
+  auto b = ctx.engine.GetBucket(src.bucket);
+  if (b.ok() && NamesVersions(*b)) h->emplace_back("x-amz-copy-source-version-id", rec.VersionId());
   return std::move(reader).value();
 }
 
@@ -55,14 +69,15 @@ std::variant<std::string, Error> Directive(const http::Request& req, const char*
 }
 
 OpResult SendCopyResult(OpContext& ctx, const char* root, const std::string& etag, int64_t mtime_ns,
-                        const std::string& checksum_alg, const std::string& checksum) {
+                        const std::string& checksum_alg, const std::string& checksum,
+                        const http::Headers& extra) {
   XmlWriter w;
   w.Open(root);
   w.Element("ETag", "\"" + etag + "\"");
   w.Element("LastModified", FormatIso8601(mtime_ns));
   if (!checksum.empty()) w.Element("Checksum" + checksum_alg, checksum);
   w.Close(root);
-  return SendXml(ctx, w.Finish());
+  return SendXml(ctx, w.Finish(), 200, extra);
 }
 
 }  // namespace
@@ -80,16 +95,19 @@ OpResult CopyObject(OpContext& ctx) {
   auto storage_class = StorageClassFromRequest(ctx.http);
   if (auto* e = std::get_if<Error>(&storage_class)) return *e;
 
-  auto opened = OpenSource(ctx, src);
+  http::Headers response_headers;
+  auto opened = OpenSource(ctx, src, &response_headers);
   if (auto* e = std::get_if<Error>(&opened)) return *e;
   auto& reader = std::get<std::unique_ptr<object::ObjectReader>>(opened);
   const object::ObjectRecord& src_rec = reader->record();
+  auto dest_bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!dest_bucket.ok()) return FromStatus(dest_bucket.status(), ErrorCode::kNoSuchBucket);
   if (src_rec.size_bytes > kMaxCopyBytes) {
     return MakeError(ErrorCode::kInvalidRequest,
                      "The specified copy source is larger than the maximum allowable size for a "
                      "copy source: 5368709120");
   }
-  bool same = src.bucket == ctx.route.bucket && src.key == ctx.route.key;
+  bool same = src.bucket == ctx.route.bucket && src.key == ctx.route.key && !src.version;
   if (same && !replace_meta && ctx.http.Header("x-amz-storage-class") == nullptr &&
       ctx.http.Header("x-amz-checksum-algorithm") == nullptr) {
     return MakeError(ErrorCode::kInvalidRequest,
@@ -107,6 +125,10 @@ OpResult CopyObject(OpContext& ctx) {
   object::WriteOptions options;
   options.storage_class = std::get<std::string>(storage_class);
   options.tags = src_rec.tags;
+  auto lock = LockFromRequest(ctx.http, *dest_bucket, ctx.engine.NowNs());
+  if (auto* e = std::get_if<Error>(&lock)) return *e;
+  options.lock = std::get<std::optional<object::ObjectLock>>(lock);
+  options.bypass_governance = BypassGovernance(ctx);
   if (replace_tags) {
     options.tags.clear();
     if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {
@@ -138,8 +160,9 @@ OpResult CopyObject(OpContext& ctx) {
   }
   auto rec = (*writer)->Commit(WriteConditions(ctx.http));
   if (!rec.ok()) return WriteConditionError(rec.status());
+  if (NamesVersions(*dest_bucket)) response_headers.emplace_back("x-amz-version-id", rec->VersionId());
   return SendCopyResult(ctx, "CopyObjectResult", rec->etag, rec->mtime_ns, rec->checksum_algorithm,
-                        rec->checksum_value);
+                        rec->checksum_value, response_headers);
 }
 
 OpResult UploadPartCopy(OpContext& ctx) {
@@ -158,7 +181,8 @@ OpResult UploadPartCopy(OpContext& ctx) {
   }
   auto parsed = ParseCopySource(ctx.http);
   if (auto* e = std::get_if<Error>(&parsed)) return *e;
-  auto opened = OpenSource(ctx, std::get<CopySource>(parsed));
+  http::Headers response_headers;
+  auto opened = OpenSource(ctx, std::get<CopySource>(parsed), &response_headers);
   if (auto* e = std::get_if<Error>(&opened)) return *e;
   auto& reader = std::get<std::unique_ptr<object::ObjectReader>>(opened);
   uint64_t size = reader->record().size_bytes;
@@ -183,7 +207,7 @@ OpResult UploadPartCopy(OpContext& ctx) {
   auto rec = (*writer)->Commit();
   if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchUpload);
   return SendCopyResult(ctx, "CopyPartResult", rec->etag, rec->mtime_ns, upload->checksum_algorithm,
-                        alg ? check.value_base64() : "");
+                        alg ? check.value_base64() : "", response_headers);
 }
 
 }  // namespace strata::s3

@@ -3,6 +3,7 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/versioning.h"
 #include "s3/xml.h"
 
 namespace strata::s3 {
@@ -109,6 +110,11 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
     }
   }
   upload.owner = ctx.access_key;
+  auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+  auto lock = LockFromRequest(ctx.http, *bucket, ctx.engine.NowNs());
+  if (auto* e = std::get_if<Error>(&lock)) return *e;
+  upload.lock = std::get<std::optional<object::ObjectLock>>(lock);
   auto id = ctx.engine.CreateUpload(ctx.route.bucket, ctx.route.key, upload);
   if (!id.ok()) return FromStatus(id.status(), ErrorCode::kNoSuchBucket);
   XmlWriter w;
@@ -222,7 +228,10 @@ OpResult CompleteMultipartUpload(OpContext& ctx) {
     w.Element("ChecksumType", rec->checksum_type);
   }
   w.Close("CompleteMultipartUploadResult");
-  return SendXml(ctx, w.Finish());
+  http::Headers h;
+  auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (bucket.ok() && NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
+  return SendXml(ctx, w.Finish(), 200, h);
 }
 
 OpResult AbortMultipartUpload(OpContext& ctx) {

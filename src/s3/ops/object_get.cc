@@ -6,6 +6,7 @@
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
+#include "s3/ops/versioning.h"
 
 namespace strata::s3 {
 
@@ -64,15 +65,22 @@ Error NotFoundError(OpContext& ctx) {
   return MakeError(ErrorCode::kNoSuchKey);
 }
 
-// versionId: only the "null" version exists until versioning is implemented.
-std::optional<Error> CheckVersionId(const OpContext& ctx) {
-  const std::string* v = ctx.route.Query("versionId");
-  if (v && *v != "null") return MakeError(ErrorCode::kNoSuchVersion);
-  return std::nullopt;
+// x-amz-version-id and the lock headers of `rec`. A versioned record or a
+// marker says that its bucket names versions; a null version needs the
+// bucket's record to tell.
+void AddVersionHeadersOf(OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
+  object::BucketRecord bucket;
+  if (rec.versioned || rec.delete_marker) {
+    bucket.versioning = object::Versioning::kEnabled;
+  } else if (auto b = ctx.engine.GetBucket(ctx.route.bucket); b.ok()) {
+    bucket = *b;
+  }
+  AddVersionHeaders(bucket, rec, h);
 }
 
 OpResult GetObject(OpContext& ctx, bool head) {
-  if (auto e = CheckVersionId(ctx)) return *e;
+  auto version = RequestVersion(ctx.route);
+  if (auto* e = std::get_if<Error>(&version)) return *e;
   for (const char* param : {"response-content-type", "response-content-encoding",
                             "response-content-disposition", "response-content-language",
                             "response-cache-control", "response-expires"}) {
@@ -82,13 +90,18 @@ OpResult GetObject(OpContext& ctx, bool head) {
                        std::string(param) + " contains characters not allowed in a header");
     }
   }
-  auto reader = ctx.engine.OpenObject(ctx.route.bucket, ctx.route.key);
+  const object::Version& wanted = std::get<object::Version>(version);
+  auto reader = ctx.engine.OpenVersion(ctx.route.bucket, ctx.route.key, wanted);
   if (!reader.ok()) {
-    if (reader.status().code() == Code::kNotFound) return NotFoundError(ctx);
+    if (reader.status().code() == Code::kNotFound) {
+      return FromStatus(reader.status(), ErrorCode::kNoSuchKey);
+    }
     return FromStatus(reader.status());
   }
   const object::ObjectRecord& rec = (*reader)->record();
+  if (rec.delete_marker) return DeleteMarkerError(rec, wanted.has_value());
   http::Headers h = BaseHeaders(ctx);
+  AddVersionHeadersOf(ctx, rec, &h);
   h.emplace_back("ETag", "\"" + rec.etag + "\"");
   h.emplace_back("Last-Modified", FormatHttpDate(rec.mtime_ns));
   if (int status = EvaluateConditions(ctx.http, rec)) {

@@ -3,6 +3,7 @@
 // If-None-Match atomically.
 #include "common/encoding.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/versioning.h"
 
 namespace strata::s3 {
 
@@ -24,6 +25,17 @@ OpResult PutObject(OpContext& ctx) {
   auto checksum = ChecksumCheck::FromRequest(ctx.http);
   if (auto* e = std::get_if<Error>(&checksum)) return *e;
   ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+  auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+  auto lock = LockFromRequest(ctx.http, *bucket, ctx.engine.NowNs());
+  if (auto* e = std::get_if<Error>(&lock)) return *e;
+  options.lock = std::get<std::optional<object::ObjectLock>>(lock);
+  if (options.lock && !want_md5 && !check.algorithm()) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object "
+                     "requests with Object Lock parameters");
+  }
+  options.bypass_governance = BypassGovernance(ctx);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, ctx.route.key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),
@@ -41,6 +53,7 @@ OpResult PutObject(OpContext& ctx) {
   if (!rec.ok()) return WriteConditionError(rec.status());
   http::Headers h = {{"ETag", "\"" + rec->etag + "\""}};
   AddChecksumHeaders(*rec, &h);
+  if (NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
   return SendEmpty(ctx, 200, h);
 }
 

@@ -280,7 +280,7 @@ WriteCheck WriteConditions(const http::Request& req) {
 }
 
 Error WriteConditionError(const Status& status) {
-  if (status.code() == Code::kPreconditionFailed) {
+  if (status.code() == Code::kPreconditionFailed && status.detail() == Detail::kNone) {
     return MakeError(ErrorCode::kPreconditionFailed);
   }
   return FromStatus(status, ErrorCode::kNoSuchKey);

@@ -46,7 +46,8 @@ using OpResult = std::optional<Error>;
 // Headers every response carries (request id, date, server).
 http::Headers BaseHeaders(const OpContext& ctx);
 // Sends a 200 (or `status`) XML document; errors writing mean the client left.
-OpResult SendXml(OpContext& ctx, const std::string& xml, int status = 200);
+OpResult SendXml(OpContext& ctx, const std::string& xml, int status = 200,
+                 const http::Headers& extra = {});
 // Sends an empty response with the given status and extra headers.
 OpResult SendEmpty(OpContext& ctx, int status, http::Headers headers = {});
 // Reads a small request body (XML) fully, refusing more than max_bytes.

@@ -70,9 +70,14 @@ std::variant<CopySource, Error> ParseCopySource(const http::Request& req) {
   size_t q = raw.find('?');
   std::string query = q == std::string::npos ? "" : raw.substr(q + 1);
   raw = raw.substr(0, q);
-  if (!query.empty() && query != "versionId=null") {
-    if (query.starts_with("versionId=")) return MakeError(ErrorCode::kNoSuchVersion);
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid copy source query");
+  std::optional<object::VersionSelector> version;
+  if (!query.empty()) {
+    if (!query.starts_with("versionId=")) {
+      return MakeError(ErrorCode::kInvalidArgument, "Invalid copy source query");
+    }
+    auto id = UriDecode(query.substr(10));
+    version = id ? object::ParseVersionId(*id) : std::nullopt;
+    if (!version) return MakeError(ErrorCode::kInvalidArgument, "Invalid version id specified");
   }
   auto decoded = UriDecode(raw);
   Error bad = MakeError(ErrorCode::kInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey");
@@ -81,7 +86,7 @@ std::variant<CopySource, Error> ParseCopySource(const http::Request& req) {
   if (path.starts_with("/")) path.remove_prefix(1);
   size_t slash = path.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size()) return bad;
-  CopySource src{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1))};
+  CopySource src{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1)), version};
   if (!IsValidBucketName(src.bucket)) return MakeError(ErrorCode::kInvalidBucketName);
   if (src.key.size() > 1024) return MakeError(ErrorCode::kKeyTooLongError);
   return src;

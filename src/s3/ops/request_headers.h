@@ -34,10 +34,12 @@ int EvaluateConditions(const http::Request& req, const object::ObjectRecord& rec
 struct CopySource {
   std::string bucket;
   std::string key;
+  std::optional<object::VersionSelector> version;  // ?versionId=; nullopt: the latest
 };
 
-// "x-amz-copy-source: /bucket/key?versionId=null" (URL-encoded, leading '/'
-// optional). The request must carry the header.
+// "x-amz-copy-source: /bucket/key[?versionId=ID]" (URL-encoded, leading '/'
+// optional). The request must carry the header. A malformed version id is
+// InvalidArgument.
 std::variant<CopySource, Error> ParseCopySource(const http::Request& req);
 
 // x-amz-copy-source-if-* in AWS's precedence (a true If-Match overrides a

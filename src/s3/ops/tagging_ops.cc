@@ -2,14 +2,31 @@
 #include "common/hash.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/versioning.h"
 #include "s3/xml.h"
 
 namespace strata::s3 {
 
 namespace {
-Error TagTargetError(OpContext& ctx, const Status& st) {
-  if (st.code() == Code::kNotFound) return NotFoundError(ctx);
-  return FromStatus(st);
+// x-amz-version-id of the version a tagging call acted on.
+http::Headers VersionHeader(OpContext& ctx, const object::ObjectRecord& rec) {
+  http::Headers h;
+  auto b = ctx.engine.GetBucket(ctx.route.bucket);
+  if (b.ok() && NamesVersions(*b)) h.emplace_back("x-amz-version-id", rec.VersionId());
+  return h;
+}
+
+OpResult SetObjectTags(OpContext& ctx, object::Tags tags, int status) {
+  object::Version version;
+  auto rec = RequestedVersion(ctx, &version);
+  if (auto* e = std::get_if<Error>(&rec)) return *e;
+  // The version the request named, or the latest one just read (by its id,
+  // so that a newer version committed meanwhile is not the one tagged).
+  const object::ObjectRecord& target = std::get<object::ObjectRecord>(rec);
+  if (!version) version = object::ParseVersionId(target.VersionId());
+  Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, std::move(tags), version);
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchKey);
+  return SendEmpty(ctx, status, VersionHeader(ctx, target));
 }
 }  // namespace
 
@@ -19,22 +36,18 @@ OpResult PutObjectTagging(OpContext& ctx) {
   auto tags = ParseTagging(std::get<std::string>(body));
   if (!tags) return MakeError(ErrorCode::kMalformedXML);
   if (auto e = ValidateTags(*tags)) return *e;
-  Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, std::move(*tags));
-  if (!st.ok()) return TagTargetError(ctx, st);
-  return SendEmpty(ctx, 200);
+  return SetObjectTags(ctx, std::move(*tags), 200);
 }
 
 OpResult GetObjectTagging(OpContext& ctx) {
-  auto rec = ctx.engine.HeadObject(ctx.route.bucket, ctx.route.key);
-  if (!rec.ok()) return TagTargetError(ctx, rec.status());
-  return SendXml(ctx, RenderTagging(rec->tags));
+  object::Version version;
+  auto rec = RequestedVersion(ctx, &version);
+  if (auto* e = std::get_if<Error>(&rec)) return *e;
+  const object::ObjectRecord& r = std::get<object::ObjectRecord>(rec);
+  return SendXml(ctx, RenderTagging(r.tags), 200, VersionHeader(ctx, r));
 }
 
-OpResult DeleteObjectTagging(OpContext& ctx) {
-  Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, {});
-  if (!st.ok()) return TagTargetError(ctx, st);
-  return SendEmpty(ctx, 204);
-}
+OpResult DeleteObjectTagging(OpContext& ctx) { return SetObjectTags(ctx, {}, 204); }
 
 // Bucket tagging: up to 50 tags in the bucket record (and its marker on
 // self-describing stores, so rebuild-index keeps them).
@@ -114,8 +127,10 @@ OpResult GetObjectAttributes(OpContext& ctx) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  auto rec = ctx.engine.HeadObject(ctx.route.bucket, ctx.route.key);
-  if (!rec.ok()) return TagTargetError(ctx, rec.status());
+  object::Version version;
+  auto found = RequestedVersion(ctx, &version);
+  if (auto* e = std::get_if<Error>(&found)) return *e;
+  const object::ObjectRecord* rec = &std::get<object::ObjectRecord>(found);
   XmlWriter w;
   w.Open("GetObjectAttributesResponse");
   if (has("ETag")) w.Element("ETag", rec->etag);
@@ -160,6 +175,7 @@ OpResult GetObjectAttributes(OpContext& ctx) {
   http::Headers h = BaseHeaders(ctx);
   h.emplace_back("Content-Type", "application/xml");
   h.emplace_back("Last-Modified", FormatHttpDate(rec->mtime_ns));
+  for (auto& kv : VersionHeader(ctx, *rec)) h.push_back(std::move(kv));
   if (ctx.out.Start(200, h, xml.size()).ok()) ctx.out.Write(xml).IgnoreError();
   return std::nullopt;
 }
