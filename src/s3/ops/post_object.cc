@@ -10,6 +10,7 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/versioning.h"
 #include "s3/post_policy.h"
 #include "s3/xml.h"
 
@@ -193,6 +194,12 @@ OpResult PostObject(OpContext& ctx) {
   auto checksum = ChecksumCheck::FromRequest(as_put);
   if (auto* e = std::get_if<Error>(&checksum)) return *e;
   ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+  // Object Lock form fields (x-amz-object-lock-*) as PUT takes them.
+  auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+  auto lock = LockFromRequest(as_put, *bucket, ctx.engine.NowNs());
+  if (auto* e = std::get_if<Error>(&lock)) return *e;
+  options.lock = std::get<std::optional<object::ObjectLock>>(lock);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),
@@ -231,6 +238,7 @@ OpResult PostObject(OpContext& ctx) {
   std::string location = ObjectUrl(ctx, key);
   http::Headers h = {{"ETag", etag}, {"Location", location}};
   AddChecksumHeaders(*rec, &h);
+  if (NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
 
   const std::string* redirect = Field(fields, "success_action_redirect");
   if (!redirect) redirect = Field(fields, "redirect");
