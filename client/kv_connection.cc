@@ -267,8 +267,9 @@ bool KvClient::Impl::ReceiveOne() {
     s = p.reader(*this, h);
   }
   if (!s.ok()) {
-    if (p.done) p.done(s);
+    // Broken first: a caller woken by done() must see connected() false.
     Break(s);
+    if (p.done) p.done(s);
     return false;
   }
   p.done(result);
