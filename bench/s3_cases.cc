@@ -63,6 +63,8 @@ void ThrowIfNotImplemented(const S3Response& resp) {
   if (resp.status == 501) throw NotImplementedError("multipart not implemented");
 }
 
+}  // namespace
+
 // PUTs objects 0..count-1 (key_of(i), body_of(i)) from `concurrency`
 // connections; prints progress for long populations.
 void PopulateKeys(const Target& target, const std::string& bucket, int count, int concurrency,
@@ -106,6 +108,8 @@ void PopulateKeys(const Target& target, const std::string& bucket, int count, in
   std::fprintf(stderr, "[s3bench] created %d keys in %s in %.1f s\n", count, bucket.c_str(),
                NowSeconds() - start_s);
 }
+
+namespace {
 
 // GETs [offset, offset + length) of the large object (a Range request unless
 // it is the whole object) and verifies every byte.

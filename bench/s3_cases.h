@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "report.h"
 #include "s3_client.h"
@@ -34,6 +36,8 @@ struct CaseOptions {
   int list_large_keys = 1'000'000;
   int populate_concurrency = 64;     // concurrent 0-byte PUTs when creating keys
   uint64_t ec_bytes = 256ull << 20;  // object size of the erasure-coding group (ec_cases.h)
+  int version_keys = 2000;   // keys of the versions group's listing buckets
+  int version_depth = 100;   // versions per key of the deep one
 };
 
 // Helpers shared by the S3 case groups (s3_cases.cc, ec_cases.cc).
@@ -47,6 +51,12 @@ BodyWriter PatternBody(uint64_t offset, uint64_t n);
 // mismatch) and counts them in *received.
 BodySink VerifyingSink(uint64_t offset, uint64_t* received);
 
+// PUTs objects 0..count-1 (key_of(i), body_of(i)) from `concurrency`
+// connections; prints progress for long populations.
+void PopulateKeys(const Target& target, const std::string& bucket, int count, int concurrency,
+                  const std::function<std::string(int)>& key_of,
+                  const std::function<std::string_view(int)>& body_of);
+
 // 4 KiB PUT and GET at concurrency 1, 16, 64.
 void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report);
 void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
@@ -55,5 +65,9 @@ void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);
 void RunLargeGet(const CaseOptions& opt, const Target& target, Report& report);
 // ListObjectsV2 page latency on buckets of list_small_keys and list_large_keys.
 void RunList(const CaseOptions& opt, const Target& target, Report& report);
+// Versioning (version_cases.cc): ListObjectsV2 page latency over keys with 1
+// and with version_depth versions each; PUT 4 KiB into a versioned bucket
+// vs an unversioned one.
+void RunVersions(const CaseOptions& opt, const Target& target, Report& report);
 
 }  // namespace strata::bench

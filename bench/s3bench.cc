@@ -54,9 +54,10 @@ namespace strata::bench {
 namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
-                                         "put_large", "get_large", "list", "ec",    "kv",
+                                         "put_large", "get_large", "list", "versions", "ec",    "kv",
                                          "kv_index"};
-const std::set<std::string> kS3Cases = {"put4k", "get4k", "put_large", "get_large", "list"};
+const std::set<std::string> kS3Cases = {"put4k",     "get4k", "put_large",
+                                        "get_large", "list",  "versions"};
 
 struct Options {
   bool smoke = false;
@@ -91,6 +92,8 @@ void ApplySmokeDefaults(Options& opt) {
   opt.s3.list_large_keys = 2000;
   opt.s3.small_get_keys = 100;
   opt.s3.ec_bytes = 16ull << 20;
+  opt.s3.version_keys = 200;
+  opt.s3.version_depth = 10;
   opt.kv.get_blocks = 16;
   opt.kv.small_blocks = 100;
 }
@@ -140,7 +143,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, ec, kv, kv_index")
+                             "get4k, put_large, get_large, list, versions, ec, kv, kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -271,7 +274,8 @@ void RunS3(const Options& opt, const Target& target, Report& report) {
       {"get4k", RunSmallGet},
       {"put_large", RunLargePut},
       {"get_large", RunLargeGet},
-      {"list", RunList}};
+      {"list", RunList},
+      {"versions", RunVersions}};
   for (const auto& [name, run] : cases) {
     if (!opt.cases.count(name)) continue;
     RunS3Case((std::string(name) + " setup").c_str(), report, [&] { run(o, target, report); });
