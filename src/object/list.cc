@@ -1,8 +1,8 @@
 // ListObjects and ListVersions over the ordered metadata: range scans that
 // group keys by the delimiter and skip a whole common prefix with one Seek.
 // A key's versions sort newest first under it, so ListObjects reads the first
-// (latest) record of a key and then seeks past the rest: its page latency
-// does not grow with the number of old versions or delete markers.
+// (latest) record of a key and then seeks past the rest (SkipRestOfKey): its
+// page latency does not grow with the number of old versions or delete markers.
 #include <string>
 
 #include "meta/keys.h"
@@ -24,6 +24,20 @@ std::string PastVersions(const std::string& bucket_prefix, const std::string& ke
   k.append(meta::kStampBytes, '\xff');
   k.push_back('\0');
   return k;
+}
+// Moves past the other versions of `key` (the iterator is on one of them):
+// one Next when it has no other (the common, unversioned case), then one
+// Seek over however many remain.
+void SkipRestOfKey(meta::KvIterator* it, const std::string& bucket_prefix,
+                   const std::string& key) {
+  it->Next();
+  if (!it->Valid()) return;
+  std::string_view raw = it->key();
+  const size_t key_end = bucket_prefix.size() + key.size();
+  if (raw.size() == key_end + 1 + meta::kStampBytes && raw.starts_with(bucket_prefix) &&
+      raw.substr(bucket_prefix.size(), key.size()) == key && raw[key_end] == '\0') {
+    it->Seek(PastVersions(bucket_prefix, key));
+  }
 }
 }  // namespace
 
@@ -50,13 +64,13 @@ Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
     }
     if (!key.starts_with(params.prefix)) break;  // keys with the prefix are contiguous
     if (key <= params.start_after) {
-      it->Seek(PastVersions(bucket_prefix, key));
+      SkipRestOfKey(it.get(), bucket_prefix, key);
       continue;
     }
     auto rec = DecodeObjectRecord(it->value());
     if (!rec) return Corruption("undecodable object record for " + key);
     if (rec->delete_marker) {  // the key is deleted: nothing to list
-      it->Seek(PastVersions(bucket_prefix, key));
+      SkipRestOfKey(it.get(), bucket_prefix, key);
       continue;
     }
     size_t pos = params.delimiter.empty()
@@ -85,7 +99,7 @@ Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
     result.objects.push_back({key, std::move(*rec)});
     result.last_emitted = key;
     ++emitted;
-    it->Seek(PastVersions(bucket_prefix, key));
+    SkipRestOfKey(it.get(), bucket_prefix, key);
   }
   RETURN_IF_ERROR(it->status());
   return result;

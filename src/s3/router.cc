@@ -215,6 +215,9 @@ std::variant<Route, Error> RouteRequest(const http::Request& req, const RouterCo
   // know. Parameters with values that strata does not know are ignored, as
   // AWS does (SDKs add some, e.g. x-id).
   for (const QueryParam& param : query.params()) {
+    // "?versionId" without '=' names no operation: an empty version id
+    // (InvalidArgument from the operation, as AWS).
+    if (param.name == "versionId") continue;
     if (!param.has_value && !IsServed(param.name)) {
       return MakeError(ErrorCode::kNotImplemented,
                        "The '" + param.name + "' operation is not implemented");

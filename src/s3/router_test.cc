@@ -117,6 +117,7 @@ TEST(Router, VersioningAndObjectLockOperations) {
   EXPECT_EQ(Ok(Req("GET", "/bkt/k?legal-hold")).op, Op::kGetObjectLegalHold);
   EXPECT_EQ(Ok(Req("GET", "/bkt/k?versionId=00ff")).op, Op::kGetObject);
   EXPECT_EQ(Ok(Req("DELETE", "/bkt/k?versionId=null")).op, Op::kDeleteObject);
+  EXPECT_EQ(Ok(Req("GET", "/bkt/k?versionId")).op, Op::kGetObject);  // empty: the op refuses it
 }
 
 TEST(Router, Rejections) {

@@ -27,7 +27,12 @@ std::pair<int, std::string> ServerAdminApi::Handle(
     const std::string* bucket = q("bucket");
     const std::string* key = q("key");
     if (!bucket || !key) return JsonError(400, "heal-object needs bucket and key");
-    return HealObject(*bucket, *key);
+    object::Version version;
+    if (const std::string* v = q("versionId")) {
+      version = object::ParseVersionId(*v);
+      if (!version) return JsonError(400, "heal-object: invalid versionId " + *v);
+    }
+    return HealObject(*bucket, *key, version);
   }
   if (action == "heal-bucket" && method == "POST") {
     const std::string* bucket = q("bucket");
@@ -53,8 +58,10 @@ std::pair<int, std::string> ServerAdminApi::Drives() {
 }
 
 std::pair<int, std::string> ServerAdminApi::HealObject(const std::string& bucket,
-                                                       const std::string& key) {
-  auto rec = engine_->HeadObject(bucket, key);
+                                                       const std::string& key,
+                                                       const object::Version& version) {
+  // Any version, delete markers included (a marker is a piece on the drives too).
+  auto rec = engine_->HeadVersion(bucket, key, version);
   if (!rec.ok()) {
     return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
   }

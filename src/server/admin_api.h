@@ -1,7 +1,9 @@
 // The server's implementation of s3::AdminApi (/_strata/admin/<action>; the
 // documents: admin_wire.h, docs/admin-api.md):
 //   GET  drives                      drive states of the pool (JSON)
-//   POST heal-object?bucket=&key=    verify every shard of one object, rebuild what is bad
+//   POST heal-object?bucket=&key=[&versionId=]
+//                                    verify every shard of one version (default:
+//                                    the latest, a delete marker too), rebuild what is bad
 //   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
 #pragma once
@@ -26,7 +28,8 @@ class ServerAdminApi : public s3::AdminApi {
 
  private:
   std::pair<int, std::string> Drives();
-  std::pair<int, std::string> HealObject(const std::string& bucket, const std::string& key);
+  std::pair<int, std::string> HealObject(const std::string& bucket, const std::string& key,
+                                         const object::Version& version);
   std::pair<int, std::string> HealBucket(const std::string& bucket);
   std::pair<int, std::string> HealStatus();
 

@@ -255,12 +255,17 @@ int RunAdminHeal(const AdminOptions& options, const std::string& bucket_only,
                              "bucket=" + UriEncode(bucket, true), &error),
                  /*count_piece_errors=*/false);
     }
-    std::string token;
+    // Every version and delete marker (ListObjectVersions): old versions
+    // are what a backup restores from, they need their redundancy too.
+    std::string key_marker, version_marker;
     bool more = true;
     while (more) {
-      std::string query = "list-type=2&max-keys=1000";
+      std::string query = "versions&max-keys=1000";
       if (!prefix.empty()) query += "&prefix=" + UriEncode(prefix, true);
-      if (!token.empty()) query += "&continuation-token=" + UriEncode(token, true);
+      if (!key_marker.empty()) {
+        query += "&key-marker=" + UriEncode(key_marker, true);
+        if (!version_marker.empty()) query += "&version-id-marker=" + UriEncode(version_marker, true);
+      }
       auto r = client.Send(bhttp::verb::get, "/" + bucket, query, &error);
       if (!r || r->status != 200) {
         std::fprintf(stderr, "\nstrata: cannot list %s: %s\n", bucket.c_str(),
@@ -269,13 +274,18 @@ int RunAdminHeal(const AdminOptions& options, const std::string& bucket_only,
       }
       pugi::xml_document doc;
       doc.load_buffer(r->body.data(), r->body.size());
-      auto result = doc.child("ListBucketResult");
+      auto result = doc.child("ListVersionsResult");
       more = std::string(result.child_value("IsTruncated")) == "true";
-      token = result.child_value("NextContinuationToken");
-      for (auto c : result.children("Contents")) {
+      key_marker = result.child_value("NextKeyMarker");
+      version_marker = result.child_value("NextVersionIdMarker");
+      for (auto c : result.children()) {
+        const std::string element = c.name();
+        if (element != "Version" && element != "DeleteMarker") continue;
         std::string key = c.child_value("Key");
+        std::string version_id = c.child_value("VersionId");
         totals.Add(client.Send(bhttp::verb::post, "/_strata/admin/heal-object",
-                               "bucket=" + UriEncode(bucket, true) + "&key=" + UriEncode(key, true),
+                               "bucket=" + UriEncode(bucket, true) + "&key=" + UriEncode(key, true) +
+                                   "&versionId=" + UriEncode(version_id, true),
                                &error),
                    /*count_piece_errors=*/true);
         ++totals.scanned;

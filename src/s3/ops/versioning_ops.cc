@@ -26,23 +26,32 @@ std::string Get(const Route& r, std::string_view name) {
   return v ? *v : std::string();
 }
 
-// Content-MD5, when sent, must match the body (AWS requires it on these
-// calls; SDKs send it or an x-amz-checksum-*, which the body reader checks).
-std::optional<Error> CheckBodyMd5(OpContext& ctx, const std::string& body) {
+// As AWS: these calls need Content-MD5 or an x-amz-checksum-* of the body
+// (SDKs send one), and it must match.
+std::optional<Error> CheckBodyIntegrity(OpContext& ctx, const std::string& body) {
   auto md5 = ContentMd5(ctx.http);
   if (auto* e = std::get_if<Error>(&md5)) return *e;
-  if (const auto& want = std::get<std::optional<std::string>>(md5); want) {
+  auto checksum = ChecksumCheck::FromRequest(ctx.http);
+  if (auto* e = std::get_if<Error>(&checksum)) return *e;
+  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+  const auto& want = std::get<std::optional<std::string>>(md5);
+  if (!want && !check.algorithm()) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "Missing required header for this request: Content-MD5");
+  }
+  if (want) {
     StreamHash h(StreamHash::Kind::kMd5);
     h.Update(body.data(), body.size());
     if (h.Final() != *want) return MakeError(ErrorCode::kBadDigest);
   }
-  return std::nullopt;
+  check.Update(body.data(), body.size());
+  return check.Finish(ctx);
 }
 
 std::variant<std::string, Error> ReadConfigBody(OpContext& ctx) {
   auto body = ReadSmallBody(ctx, kMaxConfigBody);
   if (auto* e = std::get_if<Error>(&body)) return *e;
-  if (auto e = CheckBodyMd5(ctx, std::get<std::string>(body))) return *e;
+  if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body))) return *e;
   return body;
 }
 
@@ -98,7 +107,7 @@ OpResult PutBucketVersioning(OpContext& ctx) {
   }
   if (!conf->mfa_delete.empty() && conf->mfa_delete != "Disabled") {
     if (conf->mfa_delete != "Enabled") return MakeError(ErrorCode::kMalformedXML);
-    return MakeError(ErrorCode::kNotImplemented, "MFA Delete is not supported");
+    return MakeError(ErrorCode::kInvalidRequest, "MFA Delete is not supported by this server");
   }
   if (IsKvBucket(ctx.route.bucket)) {
     return MakeError(ErrorCode::kInvalidBucketState, "KV-cache buckets cannot be versioned");
