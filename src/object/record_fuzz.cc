@@ -34,7 +34,7 @@ void Check(std::string_view in, DecodeFn decode, EncodeFn encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 8) {
     case 0: {
       Check(in, DecodeObjectRecord, EncodeObjectRecord);
       if (auto r = DecodeObjectRecord(in)) {
@@ -52,6 +52,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     case 5: Check(in, DecodeTagsRecord, EncodeTagsRecord); break;
+    case 6: Check(in, DecodeLockRecord, EncodeLockRecord); break;
+    case 7:
+      // A version id parses only if it is the one its stamp prints as.
+      if (auto v = ParseVersionId(in)) FUZZ_CHECK(v->null ? in == "null" : VersionIdOf(v->stamp) == in);
+      break;
   }
   return 0;
 }

@@ -2,6 +2,8 @@
 // picks the mode:
 //   0-3: ParseDeleteRequest / ParseCompleteMultipartUpload / ParseTagging /
 //        ParseCreateBucketConfiguration over input[1..] (any bytes);
+//   7-10: ParseVersioningConfiguration / ParseObjectLockConfiguration /
+//        ParseRetention / ParseLegalHold (any bytes);
 //   4-6: round trip: input[1..] split at NUL bytes into strings, written as
 //        a Delete / Tagging / CompleteMultipartUpload document with XmlWriter
 //        (how clients escape; RenderTagging is GetObjectTagging's own) and parsed back: every string S3 allows in a
@@ -87,9 +89,12 @@ void RoundTripComplete(const std::vector<std::string>& etags) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 11) {
     case 0:
-      if (auto d = ParseDeleteRequest(in)) FUZZ_CHECK(!d->keys.empty() && d->keys.size() <= 1000);
+      if (auto d = ParseDeleteRequest(in)) {
+        FUZZ_CHECK(!d->keys.empty() && d->keys.size() <= 1000);
+        FUZZ_CHECK(d->version_ids.size() == d->keys.size());
+      }
       break;
     case 1:
       if (auto parts = ParseCompleteMultipartUpload(in)) {
@@ -110,6 +115,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 6:
       RoundTripComplete(SplitAtNul(in));
+      break;
+    case 7:
+      (void)ParseVersioningConfiguration(in);
+      break;
+    case 8:
+      if (auto c = ParseObjectLockConfiguration(in)) {
+        FUZZ_CHECK(c->has_rule || !c->has_default_retention);
+      }
+      break;
+    case 9:
+      (void)ParseRetention(in);
+      break;
+    case 10:
+      (void)ParseLegalHold(in);
       break;
   }
   return 0;

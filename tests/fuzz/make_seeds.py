@@ -278,6 +278,14 @@ def main():
     write("s3_xml", "roundtrip_delete", ctl([4]) + "a\0b c\0d/\u00e9\0x&<>'\"\r\n".encode())
     write("s3_xml", "roundtrip_tagging", ctl([5]) + b"key\0value\0k2\0")
     write("s3_xml", "roundtrip_complete", ctl([6]) + b"7778aef83f66abc1fa1e8477f296d394\0ab-2")
+    write("s3_xml", "versioning", ctl([7]) + f'<VersioningConfiguration{ns}><Status>Enabled</Status>'
+          f'<MfaDelete>Disabled</MfaDelete></VersioningConfiguration>'.encode())
+    write("s3_xml", "object_lock", ctl([8]) + f'<ObjectLockConfiguration{ns}><ObjectLockEnabled>Enabled'
+          f'</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>30</Days>'
+          f'</DefaultRetention></Rule></ObjectLockConfiguration>'.encode())
+    write("s3_xml", "retention", ctl([9]) + f'<Retention{ns}><Mode>COMPLIANCE</Mode><RetainUntilDate>'
+          f'2030-01-01T00:00:00.000Z</RetainUntilDate></Retention>'.encode())
+    write("s3_xml", "legal_hold", ctl([10]) + f'<LegalHold{ns}><Status>ON</Status></LegalHold>'.encode())
 
     # s3_headers: name:value lines; control bits 0-2 the object size.
     for name, control, text in [
@@ -375,6 +383,17 @@ def main():
           varint(7) + varint(2) + lp("k") + lp("v") + lp("k2") + lp(""))
     write("object_record", "bucket_v2_tags", ctl([3]) + bytes([2]) + varint(1) + lp("us-east-1") + lp(ACCESS) +
           varint(1) + lp("team") + lp("a"))
+    # Format 4: flags versioned|lock-on-drives, lock COMPLIANCE until 2^61, hold ON.
+    obj4 = bytes([4]) + varint(4 | 16) + obj_parts[2:] + lp("") + bytes([2]) + varint(1 << 61) + bytes([2])
+    write("object_record", "object_v4_locked", ctl([0]) + obj4)
+    write("object_record", "object_v4_marker", ctl([0]) + bytes([4]) + varint(1 | 4 | 8) + varint(0) + lp("") +
+          varint(1) + varint(9) + b"".join(lp("") for _ in range(6)) + varint(0) + lp("") + varint(0) +
+          lp("") + lp("") + lp("") + varint(0) + lp("") + lp("") + bytes([0]) + varint(0) + bytes([0]))
+    write("object_record", "bucket_v3_lock", ctl([3]) + bytes([3]) + varint(1) + lp("us-east-1") + lp(ACCESS) +
+          varint(0) + bytes([1, 1, 1]) + varint(30) + varint(0))
+    write("object_record", "lock_record", ctl([6]) + bytes([1]) + lp("0123456789abcdef0123456789abcdef") +
+          varint(7) + bytes([1]) + varint(123456789) + bytes([1]))
+    write("object_record", "version_id", ctl([7]) + b"ffffe712cfba268e")
     write("object_record", "trailer", ctl([4]) + b"B" + bytes([1]) + varint(1) + lp("") + lp(""))
 
     # meta_keys: control % 3 the parser (raw KvStore keys).

@@ -63,9 +63,12 @@ KEEP = os.environ.get("STRATA_KEEP_DIRS") == "1"
 
 HEAL_SUMMARY = re.compile(r"heal summary: (\d+) objects scanned, (\d+) shards rebuilt, "
                           r"(\d+) unrecoverable, (\d+) errors")
-REBUILD_DONE = re.compile(r"rebuild-index done: (\d+) pieces scanned, (\d+) buckets, (\d+) objects "
-                          r"restored, (\d+) replaced versions and (\d+) orphan parts to collect, "
-                          r"(\d+) unreadable")
+# Groups: pieces, buckets, object versions, delete markers, versions with
+# lock settings changed after the write, replaced versions, orphan parts, unreadable.
+REBUILD_DONE = re.compile(r"rebuild-index done: (\d+) pieces scanned, (\d+) buckets, (\d+) object "
+                          r"versions restored \((\d+) delete markers, (\d+) with lock settings changed "
+                          r"after the write\), (\d+) replaced versions and (\d+) orphan parts to "
+                          r"collect, (\d+) unreadable")
 
 
 # ---------------------------------------------------------------- helpers
@@ -535,10 +538,10 @@ class DurabilityTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
         m = REBUILD_DONE.search(r.stdout)
         self.assertIsNotNone(m, r.stdout)
-        _, buckets, objects, replaced, orphans, unreadable = map(int, m.groups())
+        _, buckets, objects, markers, locks, replaced, orphans, unreadable = map(int, m.groups())
         with self.subTest("rebuild-index counts"):
-            self.assertEqual((buckets, objects, replaced, orphans, unreadable),
-                             (3, N_OBJECTS, 0, 0, 0), r.stdout)
+            self.assertEqual((buckets, objects, markers, locks, replaced, orphans, unreadable),
+                             (3, N_OBJECTS, 0, 0, 0, 0, 0), r.stdout)
 
         self.server.port = free_port()
         self.server.start()

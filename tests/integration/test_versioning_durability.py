@@ -210,8 +210,8 @@ class VersionedRebuildIndexTest(unittest.TestCase):
                             "--data", self.meta], capture_output=True, text=True, env=env, timeout=600)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
         m = REBUILD_DONE.search(r.stdout)
-        if m is not None:
-            self.assertEqual(int(m.group(6)), 0, "unreadable pieces: " + r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        self.assertEqual(int(m.group(8)), 0, "unreadable pieces: " + r.stdout)
         self.server.port = free_port()
         self.server.start()
         self.fc.close()
