@@ -17,6 +17,16 @@ Status NoSuchVersion(const std::string& key, const VersionSelector& v) {
   return NotFound(Detail::kVersion,
                   "version " + (v.null ? std::string("null") : VersionIdOf(v.stamp)) + " of " + key);
 }
+
+// What a lookup that found nothing says: no bucket, no such version (one was
+// named), or no such key.
+Status Missing(meta::KvStore* kv, const std::string& bucket, const std::string& key,
+               const Version& version) {
+  ASSIGN_OR_RETURN(auto b, kv->Get(meta::BucketKey(bucket)));
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
+  if (version) return NoSuchVersion(key, *version);
+  return NotFound(Detail::kKey, "key " + key);
+}
 }  // namespace
 
 Result<Found> ObjectEngine::NullVersion(const std::string& bucket, const std::string& key) {
@@ -47,12 +57,7 @@ Result<Found> ObjectEngine::FindVersion(const std::string& bucket, const std::st
 Result<ObjectRecord> ObjectEngine::HeadVersion(const std::string& bucket, const std::string& key,
                                                const Version& version) {
   ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
-  if (!found) {
-    ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-    if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
-    if (version) return NoSuchVersion(key, *version);
-    return NotFound(Detail::kKey, "key " + key);
-  }
+  if (!found) return Missing(kv_, bucket, key, version);
   found->second.inline_data.clear();
   return std::move(found->second);
 }
@@ -71,12 +76,7 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenVersion(const std::strin
   // version; a named version is then gone).
   for (int attempt = 0; attempt < 5; ++attempt) {
     ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
-    if (!found) {
-      ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
-      if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
-      if (version) return NoSuchVersion(key, *version);
-      return NotFound(Detail::kKey, "key " + key);
-    }
+    if (!found) return Missing(kv_, bucket, key, version);
     auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
     reader->record_ = std::move(found->second);
     const ObjectRecord& rec = reader->record_;
@@ -175,10 +175,7 @@ Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, 
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
-  if (!found) {
-    if (version) return NoSuchVersion(key, *version);
-    return NotFound(Detail::kKey, "key " + key);
-  }
+  if (!found) return Missing(kv_, bucket, key, version);
   ObjectRecord& rec = found->second;
   if (rec.delete_marker) {
     if (!version) return NotFound(Detail::kKey, "key " + key + " (deleted)");
@@ -211,10 +208,7 @@ Status ObjectEngine::UpdateLock(
     return PreconditionFailed(Detail::kBucketState, "bucket " + bucket + " has no Object Lock");
   }
   ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
-  if (!found) {
-    if (version) return NoSuchVersion(key, *version);
-    return NotFound(Detail::kKey, "key " + key);
-  }
+  if (!found) return Missing(kv_, bucket, key, version);
   ObjectRecord& rec = found->second;
   if (rec.delete_marker) return InvalidArgument(Detail::kVersion, "a delete marker has no lock");
   ObjectLock lock = rec.lock;
