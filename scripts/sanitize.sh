@@ -10,6 +10,7 @@
 #                    $STRATA_FUZZ_SECONDS, default 20, of fuzzing per target);
 #       integration  the parser- and concurrency-heavy integration tests
 #                    ($STRATA_ASAN_IT, default test_bad_input test_post_object
+#                    test_versioning test_object_lock
 #                    test_checksums) against the sanitized server: a
 #                    sanitizer report in its log, a crash or a leak at exit
 #                    fails the test (tests/integration/harness.py, STRATA_SANITIZED=1).
@@ -48,7 +49,7 @@ asan)
     (cd "$root/tests/integration" &&
       STRATA_BIN="$build/strata" STRATA_SANITIZED=1 \
         ASAN_OPTIONS="$ASAN_OPTIONS:log_exe_name=0" \
-        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums})
+        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock})
   fi
   ;;
 tsan)
