@@ -4,7 +4,12 @@
 // removes or replaces a version.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "io/mem_fs.h"
 #include "meta/keys.h"
@@ -284,6 +289,67 @@ TEST_F(VersionsTest, ReplacingANullVersionAsksTheLockRules) {
   auto out = engine_->DeleteVersion("b", "k", VersionSelector{true, 0});
   EXPECT_EQ(out.status().detail(), Detail::kLocked);
   EXPECT_EQ(Read("k", VersionSelector{true, 0}), "null");
+}
+
+// Concurrent PUTs, deletes (markers and by version) and listings of the
+// same keys: every acknowledged version that was not deleted by id is
+// listed exactly once, and each key's versions stay newest first.
+TEST_F(VersionsTest, ConcurrentWritersDeletersAndListersAgree) {
+  Enable();
+  constexpr int kThreads = 4, kOps = 60;
+  std::mutex mu;
+  std::map<std::string, std::set<std::string>> live;  // key -> version ids acknowledged, not deleted
+  std::vector<std::thread> threads;
+  std::atomic<bool> listing_ok{true};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kOps; ++i) {
+        const std::string key = "k" + std::to_string((t + i) % 3);
+        if (i % 5 == 4) {
+          auto out = engine_->DeleteVersion("b", key, std::nullopt);
+          ASSERT_TRUE(out.ok());
+          std::lock_guard<std::mutex> lock(mu);
+          live[key].insert("M:" + out->version_id);
+        } else if (i % 7 == 6) {
+          std::string victim;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            for (const std::string& id : live[key]) {
+              if (!id.starts_with("M:")) victim = id;
+            }
+            if (!victim.empty()) live[key].erase(victim);
+          }
+          if (!victim.empty()) {
+            ASSERT_TRUE(engine_->DeleteVersion("b", key, ParseVersionId(victim)).ok());
+          }
+        } else {
+          auto w = engine_->NewWriter("b", key, {});
+          ASSERT_TRUE(w.ok());
+          ASSERT_TRUE((*w)->Append("t" + std::to_string(t) + "i" + std::to_string(i)).ok());
+          auto rec = (*w)->Commit();
+          ASSERT_TRUE(rec.ok());
+          std::lock_guard<std::mutex> lock(mu);
+          live[key].insert(rec->VersionId());
+        }
+        ListVersionsParams p;
+        p.max_keys = 7;
+        auto l = engine_->ListVersions("b", p);
+        if (!l.ok()) listing_ok = false;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(listing_ok);
+  for (const auto& [key, ids] : live) {
+    std::vector<std::string> listed = Versions(key);
+    EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), ids) << key;
+    EXPECT_EQ(listed.size(), ids.size()) << key;
+    EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end(), [](std::string a, std::string b) {
+      if (a.starts_with("M:")) a = a.substr(2);
+      if (b.starts_with("M:")) b = b.substr(2);
+      return a < b;
+    })) << key;
+  }
 }
 
 TEST_F(VersionsTest, LockSettingsSurviveAReopen) {
