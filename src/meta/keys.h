@@ -35,15 +35,10 @@ inline constexpr char kMultipartPrefix = 'U';
 inline constexpr char kPartPrefix = 'P';
 // 'C' config:          "C" + name (e.g. "Croot-credentials")  -> see object/record.h
 inline constexpr char kConfigPrefix = 'C';
-// 'L' live object:     "L" + bucket + '\0' + key  -> BE64 stamp of the key's latest
-//                      version, which is not a delete marker. Kept for buckets
-//                      that have had versioning configured only: ListObjects
-//                      walks these instead of the O records and their history.
-inline constexpr char kLivePrefix = 'L';
 
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
-                                        kConfigPrefix,    kLivePrefix};
+                                        kConfigPrefix};
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {
@@ -107,20 +102,6 @@ inline bool ParseObjectVersionKey(std::string_view raw, std::string* bucket, std
   *stamp =
       std::numeric_limits<uint64_t>::max() - DecodeFixed64BE(raw.data() + raw.size() - kStampBytes);
   return true;
-}
-
-// The live-object entries of `bucket` (sorted by key, one per key).
-inline std::string LivePrefix(std::string_view bucket) {
-  std::string k(1, kLivePrefix);
-  k.append(bucket);
-  k.push_back('\0');
-  return k;
-}
-
-inline std::string LiveKey(std::string_view bucket, std::string_view key) {
-  std::string k = LivePrefix(bucket);
-  k.append(key);
-  return k;
 }
 
 inline std::string IntentKey(std::string_view data_file_id) {

@@ -440,7 +440,7 @@ Status ObjectEngine::CommitVersionLocked(
   std::optional<std::pair<std::string, ObjectRecord>> replaced;
   if (!record.versioned && latest) {
     if (!latest->second.versioned) {
-      replaced = latest;
+      replaced = std::move(latest);
     } else {
       ASSIGN_OR_RETURN(replaced, NullVersion(bucket, key));
     }
@@ -458,32 +458,9 @@ Status ObjectEngine::CommitVersionLocked(
   for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
   if (!record.is_inline && !record.file_id.empty()) batch.Delete(meta::IntentKey(record.file_id));
   batch.Put(meta::ObjectVersionKey(bucket, key, record.version_stamp), EncodeObjectRecord(record));
-  auto b = DecodeBucketRecord(*bucket_value);
-  if (!b) return Corruption("undecodable bucket record " + bucket);
-  if (b->versioning != Versioning::kUnversioned) {
-    // The key's latest version after this batch: the new one, unless a
-    // concurrent write that started later committed first (then it stays).
-    const ObjectRecord* top = &record;
-    const bool latest_stays =
-        latest && !(replaced && replaced->first == latest->first) &&
-        latest->second.version_stamp > record.version_stamp;
-    if (latest_stays) top = &latest->second;
-    SetLive(&batch, bucket, key, top);
-  }
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
   for (const std::string& f : garbage) CollectGarbage(f);
   return Status::OK();
-}
-
-void ObjectEngine::SetLive(meta::WriteBatch* batch, const std::string& bucket,
-                           const std::string& key, const ObjectRecord* latest) {
-  if (latest && !latest->delete_marker) {
-    std::string stamp;
-    PutFixed64BE(&stamp, latest->version_stamp);
-    batch->Put(meta::LiveKey(bucket, key), stamp);
-  } else {
-    batch->Delete(meta::LiveKey(bucket, key));
-  }
 }
 
 bool ObjectEngine::SelfDescribing() const { return data_->inline_max_bytes() == 0; }

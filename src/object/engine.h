@@ -324,15 +324,6 @@ class ObjectEngine {
   // the lock record on the drives first (self-describing stores).
   Status UpdateLock(const std::string& bucket, const std::string& key, const Version& version,
                     const std::function<Status(const BucketRecord&, ObjectLock&)>& change);
-  // The live-object entry of a key of a bucket that names versions
-  // (meta/keys.h 'L'): `latest` is the key's latest version after the batch
-  // (nullptr: none), a delete marker removes the entry.
-  static void SetLive(meta::WriteBatch* batch, const std::string& bucket, const std::string& key,
-                      const ObjectRecord* latest);
-  // Writes the live-object entries of every key of `name` (versioning is
-  // being turned on); the bucket lock is held exclusively.
-  Status BuildLiveEntries(const std::string& name);
-  Result<ListResult> ListLiveObjects(const std::string& bucket, const ListParams& params);
   // Commits a delete marker as the newest version (through a writer, so that
   // it is a self-describing piece where the store needs one).
   Result<ObjectRecord> AddDeleteMarker(const std::string& bucket, const std::string& key,

@@ -5,7 +5,6 @@
 // page latency does not grow with the number of old versions or delete markers.
 #include <string>
 
-#include "common/encoding.h"
 #include "meta/keys.h"
 #include "object/engine.h"
 
@@ -44,8 +43,8 @@ void SkipRestOfKey(meta::KvIterator* it, const std::string& bucket_prefix,
 
 Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
                                              const ListParams& params) {
-  ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
-  if (b.versioning != Versioning::kUnversioned) return ListLiveObjects(bucket, params);
+  ASSIGN_OR_RETURN(auto b, kv_->Get(meta::BucketKey(bucket)));
+  if (!b) return NotFound(Detail::kBucket, "bucket " + bucket);
   ListResult result;
   if (params.max_keys <= 0) return result;
 
@@ -101,72 +100,6 @@ Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
     result.last_emitted = key;
     ++emitted;
     SkipRestOfKey(it.get(), bucket_prefix, key);
-  }
-  RETURN_IF_ERROR(it->status());
-  return result;
-}
-
-// A bucket that names versions lists from its live-object entries (one per
-// key whose latest version is not a marker: meta/keys.h 'L'), reading each
-// version with a point Get; old versions and markers are never visited.
-Result<ListResult> ObjectEngine::ListLiveObjects(const std::string& bucket,
-                                                 const ListParams& params) {
-  ListResult result;
-  if (params.max_keys <= 0) return result;
-  const std::string live = meta::LivePrefix(bucket);
-  std::string start = params.prefix;
-  if (params.start_after > start) start = params.start_after;
-  auto it = kv_->NewIterator();
-  it->Seek(live + start);
-  int emitted = 0;
-  while (it->Valid()) {
-    std::string_view raw = it->key();
-    if (!raw.starts_with(live)) break;
-    std::string key(raw.substr(live.size()));
-    if (!key.starts_with(params.prefix)) break;
-    if (key <= params.start_after) {
-      it->Next();
-      continue;
-    }
-    size_t pos = params.delimiter.empty()
-                     ? std::string::npos
-                     : key.find(params.delimiter, params.prefix.size());
-    if (pos != std::string::npos) {
-      std::string common = key.substr(0, pos + params.delimiter.size());
-      if (common > params.start_after) {
-        if (emitted == params.max_keys) {
-          result.is_truncated = true;
-          break;
-        }
-        result.common_prefixes.push_back(common);
-        result.last_emitted = common;
-        ++emitted;
-      }
-      it->Seek(live + common + kPastPrefix);
-      continue;
-    }
-    if (it->value().size() != meta::kStampBytes) return Corruption("bad live entry for " + key);
-    const uint64_t stamp = DecodeFixed64BE(it->value().data());
-    ASSIGN_OR_RETURN(auto value, kv_->Get(meta::ObjectVersionKey(bucket, key, stamp)));
-    if (!value) {  // removed after the iterator's snapshot was taken: not listed
-      it->Next();
-      continue;
-    }
-    auto rec = DecodeObjectRecord(*value);
-    if (!rec) return Corruption("undecodable object record for " + key);
-    if (rec->delete_marker) {
-      it->Next();
-      continue;
-    }
-    if (emitted == params.max_keys) {
-      result.is_truncated = true;
-      break;
-    }
-    rec->inline_data.clear();
-    result.objects.push_back({key, std::move(*rec)});
-    result.last_emitted = key;
-    ++emitted;
-    it->Next();
   }
   RETURN_IF_ERROR(it->status());
   return result;

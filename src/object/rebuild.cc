@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 
-#include "common/encoding.h"
 #include "common/log.h"
 #include "meta/keys.h"
 #include "object/record.h"
@@ -180,7 +179,6 @@ Status Rebuilder::WriteObjects() {
         has_null = true;
       }
     }
-    const ObjectRecord* top = nullptr;
     for (auto& [stamp, rec] : versions) {
       if (!rec.versioned && has_null && stamp != newest_null) {
         ++report_.replaced_versions;
@@ -208,15 +206,6 @@ Status Rebuilder::WriteObjects() {
           Put(meta::ObjectVersionKey(where.first, where.second, rec.version_stamp),
               EncodeObjectRecord(rec)));
       ++report_.objects;
-      top = &rec;  // ascending stamps: the last one kept is the latest
-    }
-    // The live-object entry of a bucket that names versions (meta/keys.h 'L').
-    auto bucket = buckets_.find(where.first);
-    if (top && !top->delete_marker && bucket != buckets_.end() &&
-        bucket->second.versioning != Versioning::kUnversioned) {
-      std::string stamp;
-      PutFixed64BE(&stamp, top->version_stamp);
-      RETURN_IF_ERROR(Put(meta::LiveKey(where.first, where.second), stamp));
     }
   }
   for (const auto& [data_id, t] : tags_) garbage_.insert(t.id);  // of versions gone

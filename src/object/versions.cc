@@ -147,7 +147,6 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   }
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
-  ASSIGN_OR_RETURN(b, GetBucket(bucket));  // again, under the lock (versioning may have changed)
   ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
   if (!found) {
     if (version) out.version_id = version->null ? "null" : VersionIdOf(version->stamp);
@@ -160,23 +159,6 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   }
   meta::WriteBatch batch;
   batch.Delete(found->first);
-  if (b.versioning != Versioning::kUnversioned) {
-    // Removing the latest version makes the next older one the latest.
-    ASSIGN_OR_RETURN(auto latest, LatestVersion(bucket, key));
-    if (latest && latest->first == found->first) {
-      const std::string prefix = meta::ObjectKeyPrefix(bucket, key);
-      auto it = kv_->NewIterator();
-      it->Seek(found->first);
-      if (it->Valid() && it->key() == found->first) it->Next();
-      std::optional<ObjectRecord> next;
-      if (it->Valid() && it->key().starts_with(prefix)) {
-        next = DecodeObjectRecord(it->value());
-        if (!next) return Corruption("undecodable object record for " + bucket + "/" + key);
-      }
-      RETURN_IF_ERROR(it->status());
-      SetLive(&batch, bucket, key, next ? &*next : nullptr);
-    }
-  }
   std::vector<std::string> files = found->second.DataFiles();
   for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
   RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
@@ -284,48 +266,8 @@ Status ObjectEngine::SetBucketVersioning(const std::string& name, Versioning sta
                               "versioning cannot be suspended on a bucket with Object Lock");
   }
   if (rec.versioning == state) return Status::OK();
-  if (rec.versioning == Versioning::kUnversioned) RETURN_IF_ERROR(BuildLiveEntries(name));
   rec.versioning = state;
   return WriteBucketLocked(name, rec);
-}
-
-// Versioning turned on: the keys that exist get their live-object entries
-// before the bucket record says they are kept (the exclusive bucket lock
-// keeps writers out meanwhile). Entries left by an attempt that died before
-// the bucket record changed are dropped first: a never-versioned bucket does
-// not maintain them.
-Status ObjectEngine::BuildLiveEntries(const std::string& name) {
-  const std::string live = meta::LivePrefix(name);
-  const std::string objects = meta::ObjectPrefix(name);
-  auto it = kv_->NewIterator();
-  meta::WriteBatch batch;
-  auto flush = [&]() -> Status {
-    if (batch.ops().size() < 1000) return Status::OK();
-    RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/false));
-    batch = meta::WriteBatch();
-    return Status::OK();
-  };
-  for (it->Seek(live); it->Valid() && it->key().starts_with(live); it->Next()) {
-    batch.Delete(it->key());
-    RETURN_IF_ERROR(flush());
-  }
-  RETURN_IF_ERROR(it->status());
-  std::string last_key;
-  for (it->Seek(objects); it->Valid() && it->key().starts_with(objects); it->Next()) {
-    std::string b, key;
-    uint64_t stamp;
-    if (!meta::ParseObjectVersionKey(it->key(), &b, &key, &stamp)) {
-      return Corruption("bad object key in metadata");
-    }
-    if (key == last_key) continue;  // an older version
-    last_key = key;
-    auto rec = DecodeObjectRecord(it->value());
-    if (!rec) return Corruption("undecodable object record for " + name + "/" + key);
-    SetLive(&batch, name, key, &*rec);
-    RETURN_IF_ERROR(flush());
-  }
-  RETURN_IF_ERROR(it->status());
-  return kv_->Write(batch, /*sync=*/true);
 }
 
 Status ObjectEngine::SetObjectLockConfiguration(const std::string& name,
