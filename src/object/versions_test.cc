@@ -170,6 +170,52 @@ TEST_F(VersionsTest, ListObjectsShowsLatestOnlyAndSkipsDeletedPrefixes) {
   EXPECT_EQ(page->objects[0].key, "dir/b");
 }
 
+// A bucket that names versions lists from its live-object entries: they
+// follow every change of a key's latest version, and turning versioning on
+// makes entries for the keys already there.
+TEST_F(VersionsTest, ListObjectsFollowsTheLatestVersionOfVersionedBuckets) {
+  Put("before", "x");  // written while never versioned
+  Put("dir/a", "a");
+  Enable();
+  auto keys = [&] {
+    std::vector<std::string> out;
+    auto l = engine_->ListObjects("b", {});
+    EXPECT_TRUE(l.ok());
+    for (const auto& e : l->objects) out.push_back(e.key + "=" + std::to_string(e.record.size_bytes));
+    return out;
+  };
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1"}));
+  ObjectRecord v1 = Put("k", "one");
+  ObjectRecord v2 = Put("k", "second");
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1", "k=6"}));
+  // Removing the latest by id: the older one is listed.
+  ASSERT_TRUE(engine_->DeleteVersion("b", "k", Id(v2)).ok());
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1", "k=3"}));
+  // A marker hides the key; removing the marker brings it back.
+  auto m = engine_->DeleteVersion("b", "k", std::nullopt);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1"}));
+  ASSERT_TRUE(engine_->DeleteVersion("b", "k", ParseVersionId(m->version_id)).ok());
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1", "k=3"}));
+  // The last version gone: nothing left to list.
+  ASSERT_TRUE(engine_->DeleteVersion("b", "k", Id(v1)).ok());
+  EXPECT_EQ(keys(), (std::vector<std::string>{"before=1", "dir/a=1"}));
+  // The null version written before versioning is one too.
+  ASSERT_TRUE(engine_->DeleteVersion("b", "before", VersionSelector{true, 0}).ok());
+  EXPECT_EQ(keys(), (std::vector<std::string>{"dir/a=1"}));
+  // Suspended: null writes and null markers keep the entries right.
+  ASSERT_TRUE(engine_->SetBucketVersioning("b", Versioning::kSuspended).ok());
+  Put("dir/a", "again");
+  EXPECT_EQ(keys(), (std::vector<std::string>{"dir/a=5"}));
+  ASSERT_TRUE(engine_->DeleteVersion("b", "dir/a", std::nullopt).ok());
+  EXPECT_TRUE(keys().empty());
+  ListParams p;
+  p.delimiter = "/";
+  auto l = engine_->ListObjects("b", p);
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->common_prefixes.empty());  // dir/ holds only history now
+}
+
 // Pages of every size over a mix of versions, markers and prefixes give the
 // model's sequence exactly, with IsLatest right and no repeats.
 TEST_F(VersionsTest, ListVersionsPagesMatchAModel) {
