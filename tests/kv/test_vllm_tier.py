@@ -266,6 +266,38 @@ class VllmTierTest(KvTestCase):
         for slot in (0, 1, 2, 4, 7):
             self.assertFalse(primary[slot].any(), slot)
 
+    def test_take_events_reports_stores_and_removals(self):
+        # OffloadingEvents of the namespace (strata's EVENTS stream), read off
+        # the scheduler thread: a store shows as removed=False with the
+        # engine's own keys, a delete behind its back as removed=True.
+        tier, primary = self.tier(num_slots=4)
+        keys = [make_offload_key(os.urandom(32), 0) for _ in range(2)]
+        ctx = ReqContext(req_id="e")
+        for i, k in enumerate(keys):
+            primary[i] = block_kv(k, BLOCK)
+        tier.submit_store(TransferJob(1, keys, np.array([0, 1]), False, ctx))
+        tier.drain_jobs()
+        tier.get_finished_jobs()
+
+        def wait_for(removed, want):
+            seen, deadline = [], time.time() + 10
+            while time.time() < deadline:
+                for ev in tier.take_events():
+                    self.assertIs(ev.medium, Medium.STORAGE)
+                    if ev.removed == removed:
+                        seen += list(ev.keys)
+                if set(want) <= set(seen):
+                    return seen
+                time.sleep(0.02)
+            self.fail(f"no {'removal' if removed else 'store'} events for {want}: {seen}")
+
+        wait_for(False, keys)
+        with self.server.client() as c:
+            self.assertEqual(c.delete(c.open_namespace(**tier.namespace), [tier_wire(keys[0])]),
+                             [strata_kv.OK])
+        wait_for(True, [keys[0]])
+        self.assertEqual(tier.take_events(), [])  # drained; nothing new
+
     def test_missing_block_fails_exactly_that_key(self):
         tokens = prompt(5 * BS + 1, seed=7)
         self.store_prompt(tokens)

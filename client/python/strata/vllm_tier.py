@@ -50,7 +50,7 @@ from . import PINNED_VERSIONS
 from .kvutil import NamespaceConnection, wire_key
 
 try:  # the real base classes (or the interface stubs of tests/kv/stubs)
-    from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium,
+    from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium, OffloadingEvent,
                                          RequestOffloadingContext)
     from vllm.v1.kv_offload.tiering.base import JobResult, SecondaryTierManager
     HAVE_VLLM = True
@@ -73,6 +73,15 @@ except ImportError:  # vLLM not installed: the module still imports, for tools a
         success: bool
         successful_keys: object = None
         transfer_time: float = None
+
+    @dataclass
+    class OffloadingEvent:
+        keys: list
+        medium: object
+        removed: bool
+        locality: object = None
+        ownership: str = None
+        removal_expected: bool = False
 
     class SecondaryTierManager(ABC):
         medium = None
@@ -233,6 +242,16 @@ class StrataSecondaryTier(SecondaryTierManager):
             self._check_manifest(refuse_manifest_mismatch)
         else:
             self._write_manifest()
+        # Block events of the namespace (protocol v2 EVENTS: stored by any
+        # engine sharing it, removed by deletes or eviction), read on the
+        # lookup thread; the server records them from the first reader on.
+        self._events_q = queue.SimpleQueue()        # lookup thread -> take_events
+        self._events_cursor = None
+        if _NS_MANIFEST and hasattr(strata_kv.Client, "events"):
+            try:
+                self._events_cursor, _, _ = self._lookup_conn.call("events", 0, 1)
+            except strata_kv.Error:
+                self._events_cursor = None
         self._lookup_q = queue.SimpleQueue()        # scheduler -> lookup thread
         self._lookup_done = queue.SimpleQueue()     # lookup thread -> scheduler
         self._job_q = queue.SimpleQueue()
@@ -309,6 +328,46 @@ class StrataSecondaryTier(SecondaryTierManager):
         job = self._job(job_metadata, is_load=True)
         self._load_keys[job.job_id] = job.keys
         self._enqueue(job)
+
+    def take_events(self):
+        """The namespace's blocks stored and removed since the last call, as
+        OffloadingEvents (medium STORAGE; keys are the engine's OffloadKeys),
+        for KV-aware routing. Never blocks: the lookup thread reads strata's
+        event stream (about every 50 ms while idle) and queues them here.
+        Events of chunks other engines stored or the server evicted are
+        included (the namespace is shared); a gap in the stream (more than the
+        server keeps) is not reported as events."""
+        out = []
+        while True:
+            try:
+                out.append(self._events_q.get_nowait())
+            except queue.Empty:
+                return out
+
+    def _poll_events(self):
+        """Lookup thread: one EVENTS round trip; consecutive events of one
+        kind become one OffloadingEvent."""
+        if self._events_cursor is None:
+            return
+        try:
+            self._events_cursor, _lost, evs = self._lookup_conn.call("events", self._events_cursor)
+        except strata_kv.Error:
+            return
+        run_kind, run_keys = None, []
+        for kind, key, _parent in evs:
+            if key == _MANIFEST_KEY:
+                continue
+            if kind != run_kind and run_keys:
+                self._events_q.put(OffloadingEvent(keys=run_keys, medium=self.medium,
+                                                   removed=run_kind != "stored",
+                                                   locality=self.locality))
+                run_keys = []
+            run_kind = kind
+            run_keys.append(bytes(key))
+        if run_keys:
+            self._events_q.put(OffloadingEvent(keys=run_keys, medium=self.medium,
+                                               removed=run_kind != "stored",
+                                               locality=self.locality))
 
     def get_finished_jobs(self):
         with self._lock:
@@ -478,9 +537,14 @@ class StrataSecondaryTier(SecondaryTierManager):
 
     def _lookup_worker(self):
         while True:
-            batch = self._lookup_q.get()
+            try:
+                batch = self._lookup_q.get(timeout=0.05)
+            except queue.Empty:
+                self._poll_events()
+                continue
             if batch is None:
                 return
+            self._poll_events()
             try:
                 results = self._probe(batch)
             except Exception:  # noqa: BLE001 - an unreachable store is a miss, not a crash
