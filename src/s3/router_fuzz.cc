@@ -28,6 +28,8 @@ bool IsBucketOp(Op op) {
     case Op::kGetBucketLocation: case Op::kListObjectsV1: case Op::kListObjectsV2:
     case Op::kDeleteObjects: case Op::kListMultipartUploads: case Op::kPostObject:
     case Op::kPutBucketTagging: case Op::kGetBucketTagging: case Op::kDeleteBucketTagging:
+    case Op::kGetBucketVersioning: case Op::kPutBucketVersioning: case Op::kListObjectVersions:
+    case Op::kGetObjectLockConfiguration: case Op::kPutObjectLockConfiguration:
       return true;
     default:
       return false;
