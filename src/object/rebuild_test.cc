@@ -161,6 +161,21 @@ void ExpectSameRecord(const std::string& key, const std::string& a, const std::s
   EXPECT_TRUE(a == b) << where << ": the encoded values differ";
 }
 
+// Every record of the lost index is in the rebuilt one, equal, and nothing else.
+void ExpectSameSnapshot(const Snapshot& before, const Snapshot& after) {
+  for (const auto& [key, value] : before) {
+    auto it = after.find(key);
+    if (it == after.end()) {
+      ADD_FAILURE() << "lost by rebuild-index: record " << Printable(key);
+      continue;
+    }
+    ExpectSameRecord(key, value, it->second);
+  }
+  for (const auto& [key, value] : after) {
+    EXPECT_TRUE(before.count(key)) << "made up by rebuild-index: record " << Printable(key);
+  }
+}
+
 TEST_F(RebuildTest, RebuiltIndexEqualsTheLostOneRecordByRecord) {
   Open();
   ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{11, "us-east-1", "me"}).ok());
@@ -245,17 +260,7 @@ TEST_F(RebuildTest, RebuiltIndexEqualsTheLostOneRecordByRecord) {
               (unsigned long long)report->removed, (unsigned long long)report->replaced_versions,
               (unsigned long long)report->orphan_parts);
 
-  for (const auto& [key, value] : before) {
-    auto it = after.find(key);
-    if (it == after.end()) {
-      ADD_FAILURE() << "lost by rebuild-index: record " << Printable(key);
-      continue;
-    }
-    ExpectSameRecord(key, value, it->second);
-  }
-  for (const auto& [key, value] : after) {
-    EXPECT_TRUE(before.count(key)) << "made up by rebuild-index: record " << Printable(key);
-  }
+  ExpectSameSnapshot(before, after);
 
   // And it works: the engine opens on it, uploads in progress complete.
   Open();
@@ -328,17 +333,7 @@ TEST_F(RebuildTest, VersionsMarkersAndLocksComeBack) {
   EXPECT_EQ(report->delete_markers, 2u);  // vb/k, sb/m
   EXPECT_EQ(report->lock_settings, 3u);   // vb/k newest, vb/c, vb/h
   const Snapshot after = Records(kv_.get());
-  for (const auto& [key, value] : before) {
-    auto it = after.find(key);
-    if (it == after.end()) {
-      ADD_FAILURE() << "lost by rebuild-index: record " << Printable(key);
-      continue;
-    }
-    ExpectSameRecord(key, value, it->second);
-  }
-  for (const auto& [key, value] : after) {
-    EXPECT_TRUE(before.count(key)) << "made up by rebuild-index: record " << Printable(key);
-  }
+  ExpectSameSnapshot(before, after);
 
   Open();
   auto vb = engine_->GetBucket("vb");

@@ -58,6 +58,25 @@ def body(name, size):
     return random.Random(hashlib.sha256(name.encode()).digest()).randbytes(size)
 
 
+
+def run_then_kill(case, worker, n_threads, seconds, killing, unexpected, at_kill=None):
+    """Runs worker(t) on n_threads threads for `seconds`, SIGKILLs the server
+    (after `killing` is set, so workers tell expected failures apart), waits
+    for every worker and checks none failed before the kill. Returns
+    at_kill() taken just before the kill (None without it)."""
+    threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(n_threads)]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    observed = at_kill() if at_kill else None
+    killing.set()
+    case.server.kill()
+    for t in threads:
+        t.join(timeout=120)
+        case.assertFalse(t.is_alive(), "worker hung after the kill")
+    case.assertEqual(unexpected[:5], [], "errors before the kill")
+    return observed
+
 class VersionedRebuildIndexTest(unittest.TestCase):
     VB, SB, PB, LB = "vdur-versioned", "vdur-suspended", "vdur-plain", "vdur-locked"
 
@@ -450,18 +469,11 @@ class VersionedKillTest(unittest.TestCase):
             finally:
                 c.close()
 
-        threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(K_THREADS)]
-        for t in threads:
-            t.start()
-        time.sleep(K_SECONDS)
-        with lock:
-            at_kill = inflight[0]
-        killing.set()
-        self.server.kill()
-        for t in threads:
-            t.join(timeout=120)
-            self.assertFalse(t.is_alive(), "worker hung after the kill")
-        self.assertEqual(unexpected[:5], [], "errors before the kill")
+        def snapshot_inflight():
+            with lock:
+                return inflight[0]
+        at_kill = run_then_kill(self, worker, K_THREADS, K_SECONDS, killing, unexpected,
+                                at_kill=snapshot_inflight)
         self.assertGreater(at_kill, 0, "nothing in flight at the kill")
         return records
 
@@ -692,16 +704,7 @@ class LockKillTest(unittest.TestCase):
             finally:
                 c.close()
 
-        threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(L_THREADS)]
-        for t in threads:
-            t.start()
-        time.sleep(2.0)
-        killing.set()
-        self.server.kill()
-        for t in threads:
-            t.join(timeout=120)
-            self.assertFalse(t.is_alive(), "worker hung after the kill")
-        self.assertEqual(unexpected[:5], [], "errors before the kill")
+        run_then_kill(self, worker, L_THREADS, 2.0, killing, unexpected)
         self.assertGreater(counts["extend"], 0)
         self.server.port = free_port()
         self.server.start()

@@ -1,4 +1,4 @@
-// ListObjectsV2 and ListObjects (V1).
+// ListObjectsV2, ListObjects (V1) and ListObjectVersions.
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/ops/op_context.h"
@@ -13,6 +13,27 @@ std::string Get(const Route& r, std::string_view name) {
   return v ? *v : std::string();
 }
 
+// max-keys: at most 1000 (AWS's cap); InvalidArgument if not a number.
+std::optional<Error> ParseMaxKeys(const Route& r, int* max_keys) {
+  const std::string* mk = r.Query("max-keys");
+  if (!mk) return std::nullopt;
+  if (mk->empty() || mk->size() > 9 || mk->find_first_not_of("0123456789") != std::string::npos) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Provided max-keys not an integer or within integer range");
+  }
+  *max_keys = std::min(std::stoi(*mk), 1000);
+  return std::nullopt;
+}
+
+// encoding-type: true for "url", false when absent, InvalidArgument otherwise.
+std::variant<bool, Error> UrlEncoding(const Route& r) {
+  std::string encoding = Get(r, "encoding-type");
+  if (!encoding.empty() && encoding != "url") {
+    return MakeError(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+  }
+  return encoding == "url";
+}
+
 }  // namespace
 
 OpResult ListObjects(OpContext& ctx, bool v2) {
@@ -20,17 +41,10 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
   object::ListParams params;
   params.prefix = Get(r, "prefix");
   params.delimiter = Get(r, "delimiter");
-  if (const std::string* mk = r.Query("max-keys")) {
-    if (mk->empty() || mk->size() > 9 || mk->find_first_not_of("0123456789") != std::string::npos) {
-      return MakeError(ErrorCode::kInvalidArgument, "Provided max-keys not an integer or within integer range");
-    }
-    params.max_keys = std::min(std::stoi(*mk), 1000);
-  }
-  std::string encoding = Get(r, "encoding-type");
-  if (!encoding.empty() && encoding != "url") {
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
-  }
-  bool url = encoding == "url";
+  if (auto e = ParseMaxKeys(r, &params.max_keys)) return *e;
+  auto encoding = UrlEncoding(r);
+  if (auto* e = std::get_if<Error>(&encoding)) return *e;
+  const bool url = std::get<bool>(encoding);
   auto enc = [url](const std::string& s) { return url ? UriEncode(s, false) : s; };
   std::string token = Get(r, "continuation-token");
   if (v2) {
@@ -91,6 +105,76 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
     w.Close("CommonPrefixes");
   }
   w.Close("ListBucketResult");
+  return SendXml(ctx, w.Finish());
+}
+
+// ---- ListObjectVersions ----------------------------------------------------------
+
+OpResult ListObjectVersions(OpContext& ctx) {
+  const Route& r = ctx.route;
+  object::ListVersionsParams params;
+  params.prefix = Get(r, "prefix");
+  params.delimiter = Get(r, "delimiter");
+  params.key_marker = Get(r, "key-marker");
+  params.version_id_marker = Get(r, "version-id-marker");
+  if (auto e = ParseMaxKeys(r, &params.max_keys)) return *e;
+  if (r.Has("version-id-marker")) {
+    if (params.key_marker.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "A version-id marker cannot be specified without a key marker.");
+    }
+    if (!object::ParseVersionId(params.version_id_marker)) {
+      return MakeError(ErrorCode::kInvalidArgument, "Invalid version id specified");
+    }
+  }
+  auto encoding = UrlEncoding(r);
+  if (auto* e = std::get_if<Error>(&encoding)) return *e;
+  const bool url = std::get<bool>(encoding);
+  auto enc = [url](const std::string& s) { return url ? UriEncode(s, false) : s; };
+  auto result = ctx.engine.ListVersions(r.bucket, params);
+  if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
+
+  XmlWriter w;
+  w.Open("ListVersionsResult");
+  w.Element("Name", r.bucket);
+  w.Element("Prefix", enc(params.prefix));
+  w.Element("KeyMarker", enc(params.key_marker));
+  w.Element("VersionIdMarker", params.version_id_marker);
+  if (result->is_truncated) {
+    w.Element("NextKeyMarker", enc(result->next_key_marker));
+    if (!result->next_version_id_marker.empty()) {
+      w.Element("NextVersionIdMarker", result->next_version_id_marker);
+    }
+  }
+  w.Element("MaxKeys", std::to_string(params.max_keys));
+  if (!params.delimiter.empty()) w.Element("Delimiter", enc(params.delimiter));
+  if (url) w.Element("EncodingType", "url");
+  w.Element("IsTruncated", result->is_truncated ? "true" : "false");
+  for (const object::VersionEntry& v : result->versions) {
+    const object::ObjectRecord& rec = v.record;
+    const char* element = rec.delete_marker ? "DeleteMarker" : "Version";
+    w.Open(element);
+    w.Element("Key", enc(v.key));
+    w.Element("VersionId", rec.VersionId());
+    w.Element("IsLatest", v.is_latest ? "true" : "false");
+    w.Element("LastModified", FormatIso8601(rec.mtime_ns));
+    if (!rec.delete_marker) {
+      w.Element("ETag", "\"" + rec.etag + "\"");
+      w.Element("Size", std::to_string(rec.size_bytes));
+      w.Element("StorageClass", rec.storage_class.empty() ? "STANDARD" : rec.storage_class);
+    }
+    w.Open("Owner");
+    w.Element("ID", ctx.access_key);
+    w.Element("DisplayName", ctx.access_key);
+    w.Close("Owner");
+    w.Close(element);
+  }
+  for (const auto& prefix : result->common_prefixes) {
+    w.Open("CommonPrefixes");
+    w.Element("Prefix", enc(prefix));
+    w.Close("CommonPrefixes");
+  }
+  w.Close("ListVersionsResult");
   return SendXml(ctx, w.Finish());
 }
 

@@ -20,10 +20,7 @@ OpResult SetObjectTags(OpContext& ctx, object::Tags tags, int status) {
   object::Version version;
   auto rec = RequestedVersion(ctx, &version);
   if (auto* e = std::get_if<Error>(&rec)) return *e;
-  // The version the request named, or the latest one just read (by its id,
-  // so that a newer version committed meanwhile is not the one tagged).
   const object::ObjectRecord& target = std::get<object::ObjectRecord>(rec);
-  if (!version) version = object::ParseVersionId(target.VersionId());
   Status st = ctx.engine.SetTags(ctx.route.bucket, ctx.route.key, std::move(tags), version);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchKey);
   return SendEmpty(ctx, status, VersionHeader(ctx, target));

@@ -78,6 +78,7 @@ std::variant<object::ObjectRecord, Error> RequestedVersion(OpContext& ctx,
   auto rec = ctx.engine.HeadVersion(ctx.route.bucket, ctx.route.key, *version);
   if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchKey);
   if (rec->delete_marker) return DeleteMarkerError(*rec, version->has_value());
+  if (!*version) *version = object::ParseVersionId(rec->VersionId());
   return std::move(rec).value();
 }
 

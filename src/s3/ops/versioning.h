@@ -39,7 +39,10 @@ Error DeleteMarkerError(const object::ObjectRecord& marker, bool named);
 
 // The version a request on an existing object names (?versionId= or the
 // latest) and its record: NoSuchKey / NoSuchVersion / NoSuchBucket, or
-// DeleteMarkerError for a delete marker. `version` receives the selector.
+// DeleteMarkerError for a delete marker. `version` receives the selector of
+// the version found (the latest's own id when none was named), so that a
+// change made next applies to exactly that version even if a newer one is
+// committed meanwhile.
 std::variant<object::ObjectRecord, Error> RequestedVersion(OpContext& ctx,
                                                            object::Version* version);
 

@@ -1,5 +1,5 @@
 // Versioning and Object Lock operations: Get/PutBucketVersioning,
-// ListObjectVersions, Get/PutObjectLockConfiguration, Get/PutObjectRetention,
+// Get/PutObjectLockConfiguration, Get/PutObjectRetention,
 // Get/PutObjectLegalHold. Every change of a lock setting is logged with the
 // identity that made it (the audit trail of a later issue takes these over).
 #include <cerrno>
@@ -20,11 +20,6 @@ namespace strata::s3 {
 namespace {
 
 constexpr size_t kMaxConfigBody = 64 * 1024;
-
-std::string Get(const Route& r, std::string_view name) {
-  const std::string* v = r.Query(name);
-  return v ? *v : std::string();
-}
 
 // As AWS: these calls need Content-MD5 or an x-amz-checksum-* of the body
 // (SDKs send one), and it must match.
@@ -71,11 +66,9 @@ std::optional<uint32_t> PositiveInt(const std::string& s) {
   return static_cast<uint32_t>(v);
 }
 
-// AWS refuses lock changes on a kv-* bucket's... there are none: KV-cache
-// buckets stay unversioned (their blocks are a cache, evicted at will).
+// KV-cache buckets (kv-*) stay unversioned and unlocked: their blocks are a
+// cache the tier evicts at will.
 bool IsKvBucket(const std::string& bucket) { return IsReservedBucketName(bucket); }
-
-std::string VersionLabel(const object::ObjectRecord& rec) { return rec.VersionId(); }
 
 }  // namespace
 
@@ -117,84 +110,6 @@ OpResult PutBucketVersioning(OpContext& ctx) {
   STRATA_LOG("versioning: %s set %s on bucket %s", ctx.access_key.c_str(),
              conf->status.c_str(), ctx.route.bucket.c_str());
   return SendEmpty(ctx, 200);
-}
-
-// ---- ListObjectVersions ----------------------------------------------------------
-
-OpResult ListObjectVersions(OpContext& ctx) {
-  const Route& r = ctx.route;
-  object::ListVersionsParams params;
-  params.prefix = Get(r, "prefix");
-  params.delimiter = Get(r, "delimiter");
-  params.key_marker = Get(r, "key-marker");
-  params.version_id_marker = Get(r, "version-id-marker");
-  if (const std::string* mk = r.Query("max-keys")) {
-    if (mk->empty() || mk->size() > 9 || mk->find_first_not_of("0123456789") != std::string::npos) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "Provided max-keys not an integer or within integer range");
-    }
-    params.max_keys = std::min(std::stoi(*mk), 1000);
-  }
-  if (r.Has("version-id-marker")) {
-    if (params.key_marker.empty()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "A version-id marker cannot be specified without a key marker.");
-    }
-    if (!object::ParseVersionId(params.version_id_marker)) {
-      return MakeError(ErrorCode::kInvalidArgument, "Invalid version id specified");
-    }
-  }
-  std::string encoding = Get(r, "encoding-type");
-  if (!encoding.empty() && encoding != "url") {
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
-  }
-  const bool url = encoding == "url";
-  auto enc = [url](const std::string& s) { return url ? UriEncode(s, false) : s; };
-  auto result = ctx.engine.ListVersions(r.bucket, params);
-  if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
-
-  XmlWriter w;
-  w.Open("ListVersionsResult");
-  w.Element("Name", r.bucket);
-  w.Element("Prefix", enc(params.prefix));
-  w.Element("KeyMarker", enc(params.key_marker));
-  w.Element("VersionIdMarker", params.version_id_marker);
-  if (result->is_truncated) {
-    w.Element("NextKeyMarker", enc(result->next_key_marker));
-    if (!result->next_version_id_marker.empty()) {
-      w.Element("NextVersionIdMarker", result->next_version_id_marker);
-    }
-  }
-  w.Element("MaxKeys", std::to_string(params.max_keys));
-  if (!params.delimiter.empty()) w.Element("Delimiter", enc(params.delimiter));
-  if (url) w.Element("EncodingType", "url");
-  w.Element("IsTruncated", result->is_truncated ? "true" : "false");
-  for (const object::VersionEntry& v : result->versions) {
-    const object::ObjectRecord& rec = v.record;
-    const char* element = rec.delete_marker ? "DeleteMarker" : "Version";
-    w.Open(element);
-    w.Element("Key", enc(v.key));
-    w.Element("VersionId", VersionLabel(rec));
-    w.Element("IsLatest", v.is_latest ? "true" : "false");
-    w.Element("LastModified", FormatIso8601(rec.mtime_ns));
-    if (!rec.delete_marker) {
-      w.Element("ETag", "\"" + rec.etag + "\"");
-      w.Element("Size", std::to_string(rec.size_bytes));
-      w.Element("StorageClass", rec.storage_class.empty() ? "STANDARD" : rec.storage_class);
-    }
-    w.Open("Owner");
-    w.Element("ID", ctx.access_key);
-    w.Element("DisplayName", ctx.access_key);
-    w.Close("Owner");
-    w.Close(element);
-  }
-  for (const auto& prefix : result->common_prefixes) {
-    w.Open("CommonPrefixes");
-    w.Element("Prefix", enc(prefix));
-    w.Close("CommonPrefixes");
-  }
-  w.Close("ListVersionsResult");
-  return SendXml(ctx, w.Finish());
 }
 
 // ---- Object Lock configuration ------------------------------------------------------
@@ -322,7 +237,6 @@ OpResult PutObjectRetention(OpContext& ctx) {
   auto target = LockTarget(ctx, &version);
   if (auto* e = std::get_if<Error>(&target)) return *e;
   const object::ObjectRecord& rec = std::get<object::ObjectRecord>(target);
-  if (!version) version = object::ParseVersionId(rec.VersionId());
   const bool bypass = BypassGovernance(ctx);
   Status st = ctx.engine.SetRetention(ctx.route.bucket, ctx.route.key, version, mode, until, bypass);
   STRATA_LOG("object lock: %s %s retention of %s/%s version %s to %s %s%s",
@@ -359,7 +273,6 @@ OpResult PutObjectLegalHold(OpContext& ctx) {
   auto target = LockTarget(ctx, &version);
   if (auto* e = std::get_if<Error>(&target)) return *e;
   const object::ObjectRecord& rec = std::get<object::ObjectRecord>(target);
-  if (!version) version = object::ParseVersionId(rec.VersionId());
   Status st = ctx.engine.SetLegalHold(ctx.route.bucket, ctx.route.key, version, *status == "ON");
   STRATA_LOG("object lock: %s %s legal hold %s on %s/%s version %s", ctx.access_key.c_str(),
              st.ok() ? "set" : "failed to set", status->c_str(), ctx.route.bucket.c_str(),
