@@ -35,10 +35,14 @@ inline constexpr char kMultipartPrefix = 'U';
 inline constexpr char kPartPrefix = 'P';
 // 'C' config:          "C" + name (e.g. "Croot-credentials")  -> see object/record.h
 inline constexpr char kConfigPrefix = 'C';
+// 'A' access control: "A" + kind + name, JSON values   -> see auth/identities.h
+//   kind 'u' user (name), 'k' access key (id), 'g' group (name),
+//   'p' managed policy (name), 's' the store's own identity ("account")
+inline constexpr char kIamPrefix = 'A';
 
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
-                                        kConfigPrefix};
+                                        kConfigPrefix,    kIamPrefix};
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {
@@ -167,6 +171,13 @@ inline uint32_t ParsePartNumber(std::string_view raw) {
 
 inline std::string ConfigKey(std::string_view name) {
   std::string k(1, kConfigPrefix);
+  k.append(name);
+  return k;
+}
+
+inline std::string IamKey(char kind, std::string_view name) {
+  std::string k(1, kIamPrefix);
+  k.push_back(kind);
   k.append(name);
   return k;
 }

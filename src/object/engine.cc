@@ -510,6 +510,13 @@ Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
   return WriteBucketLocked(name, rec);
 }
 
+Status ObjectEngine::SetBucketPolicy(const std::string& name, std::string policy) {
+  std::unique_lock lock(BucketLock(name));
+  ASSIGN_OR_RETURN(BucketRecord rec, GetBucket(name));
+  rec.policy = std::move(policy);
+  return WriteBucketLocked(name, rec);
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};

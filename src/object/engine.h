@@ -225,6 +225,8 @@ class ObjectEngine {
   Result<BucketRecord> GetBucket(const std::string& name);
   // Replaces the bucket's tag set (empty: none). NotFound if no such bucket.
   Status SetBucketTags(const std::string& name, Tags tags);
+  // Replaces the bucket policy ("" removes it). NotFound if no such bucket.
+  Status SetBucketPolicy(const std::string& name, std::string policy);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 

@@ -12,7 +12,7 @@ namespace {
 constexpr char kObjectFormat = 4;
 constexpr char kUploadFormat = 2;  // 1 = without the lock
 constexpr char kPartFormat = 1;
-constexpr char kBucketFormat = 3;  // 1 = without tags, 2 = without versioning and lock
+constexpr char kBucketFormat = 4;  // 1 = without tags, 2 = without versioning and lock, 3 = without policy
 constexpr char kTagsFormat = 1;
 constexpr char kLockFormat = 1;
 constexpr uint64_t kFlagInline = 1;
@@ -347,6 +347,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   out.push_back(static_cast<char>(r.default_retention.mode));
   PutVarint64(&out, r.default_retention.days);
   PutVarint64(&out, r.default_retention.years);
+  PutLengthPrefixed(&out, r.policy);  // format 4
   return out;
 }
 
@@ -377,6 +378,7 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     r.default_retention.days = static_cast<uint32_t>(days);
     r.default_retention.years = static_cast<uint32_t>(years);
   }
+  if (format >= 4 && !GetString(&in, &r.policy)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

@@ -131,12 +131,14 @@ struct DefaultRetention {
 struct BucketRecord {
   int64_t created_ns = 0;
   std::string region;
-  std::string owner;
+  std::string owner;  // canonical id of the creator (format <= 3: its access key)
   Tags tags;  // PutBucketTagging (up to 50)
   // Format 3.
   Versioning versioning = Versioning::kUnversioned;
   bool object_lock = false;  // once on, never off (and versioning stays Enabled)
   DefaultRetention default_retention;
+  // Format 4: the bucket policy as PutBucketPolicy received it ("" = none).
+  std::string policy;
 };
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,

@@ -86,6 +86,19 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->versioning, Versioning::kSuspended);
   EXPECT_TRUE(bb->object_lock);
   EXPECT_EQ(bb->default_retention, b.default_retention);
+  EXPECT_EQ(bb->policy, "");
+  // Format 4: the bucket policy; a format-3 record (no policy) still decodes.
+  b.policy = R"({"Version":"2012-10-17","Statement":[]})";
+  std::string v4 = EncodeBucketRecord(b);
+  bb = DecodeBucketRecord(v4);
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->policy, b.policy);
+  std::string v3 = v4.substr(0, v4.size() - 1 - b.policy.size());
+  v3[0] = 3;
+  bb = DecodeBucketRecord(v3);
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->policy, "");
+  EXPECT_EQ(bb->default_retention, b.default_retention);
 
   UploadRecord u;
   u.lock = ObjectLock{LockMode::kGovernance, 42, LegalHold::kOff};

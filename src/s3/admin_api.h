@@ -10,13 +10,15 @@
 namespace strata::s3 {
 
 // Handle returns the HTTP status and a JSON body for /_strata/admin/<action>;
-// `query` is the request's decoded query, in order.
+// `query` is the request's decoded query, in order; `body` the request body
+// (a policy document; at most kMaxAdminBody bytes). Only root reaches it.
 class AdminApi {
  public:
+  static constexpr size_t kMaxAdminBody = 64 * 1024;
   virtual ~AdminApi() = default;
   virtual std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
-      const std::vector<std::pair<std::string, std::string>>& query) = 0;
+      const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) = 0;
 };
 
 }  // namespace strata::s3

@@ -68,7 +68,9 @@ namespace strata::s3 {
     "The body of your POST request is not well-formed multipart/form-data.")                    \
   X(kMissingContentLength, "MissingContentLength", 411,                                         \
     "You must provide the Content-Length HTTP header.")                                         \
+  X(kMalformedPolicy, "MalformedPolicy", 400, "Policies must be valid JSON and the first byte must be '{'") \
   X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
+  X(kNoSuchBucketPolicy, "NoSuchBucketPolicy", 404, "The bucket policy does not exist")         \
   X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
   X(kNoSuchTagSet, "NoSuchTagSet", 404, "The TagSet does not exist")                              \
   X(kNoSuchUpload, "NoSuchUpload", 404,                                                         \
@@ -82,6 +84,8 @@ namespace strata::s3 {
     "The version ID specified in the request does not match an existing version.")              \
   X(kNotImplemented, "NotImplemented", 501,                                                     \
     "A header or query you provided implies functionality that is not implemented.")            \
+  X(kPolicyTooLarge, "PolicyTooLarge", 400,                                                     \
+    "Policy exceeds the maximum allowed document size.")                                        \
   X(kPreconditionFailed, "PreconditionFailed", 412,                                             \
     "At least one of the preconditions you specified did not hold.")                            \
   X(kRequestHeaderSectionTooLarge, "RequestHeaderSectionTooLarge", 400,                         \

@@ -71,15 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 21> kUnimplementedSubresources = {
+constexpr std::array<std::string_view, 19> kUnimplementedSubresources = {
     "accelerate", "acl", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
-    "lifecycle", "logging", "metrics", "notification", "ownershipControls", "policy",
-    "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore", "select",
+    "lifecycle", "logging", "metrics", "notification", "ownershipControls",
+    "publicAccessBlock", "replication", "requestPayment", "restore", "select",
     "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 10> kServedSubresources = {
-    "location",   "delete",   "uploads",     "tagging",   "attributes",
-    "versioning", "versions", "object-lock", "retention", "legal-hold"};
+constexpr std::array<std::string_view, 12> kServedSubresources = {
+    "location",   "delete",   "uploads",     "tagging",   "attributes", "versioning",
+    "versions",   "object-lock", "retention", "legal-hold", "policy",   "policyStatus"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -118,6 +118,16 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (m == "GET" && r.Has("versions")) return Op::kListObjectVersions;
+    if (r.Has("policyStatus")) {
+      if (m == "GET") return Op::kGetBucketPolicyStatus;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("policy")) {
+      if (m == "PUT") return Op::kPutBucketPolicy;
+      if (m == "GET") return Op::kGetBucketPolicy;
+      if (m == "DELETE") return Op::kDeleteBucketPolicy;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
     if (r.Has("tagging")) {
       if (m == "PUT") return Op::kPutBucketTagging;
       if (m == "GET") return Op::kGetBucketTagging;

@@ -71,6 +71,10 @@ namespace strata::s3 {
   X(GetObjectLegalHold, "s3:GetObjectLegalHold", "")           \
   X(PutObjectLegalHold, "s3:PutObjectLegalHold", "")           \
   X(PostObject, "s3:PutObject", "")                            \
+  X(GetBucketPolicy, "s3:GetBucketPolicy", "")                 \
+  X(PutBucketPolicy, "s3:PutBucketPolicy", "")                 \
+  X(DeleteBucketPolicy, "s3:DeleteBucketPolicy", "")           \
+  X(GetBucketPolicyStatus, "s3:GetBucketPolicyStatus", "")     \
   X(Admin, "strata:Admin", "") /* /_strata/admin/<action> (key = action) */
 
 enum class Op {

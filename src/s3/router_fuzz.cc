@@ -30,6 +30,8 @@ bool IsBucketOp(Op op) {
     case Op::kPutBucketTagging: case Op::kGetBucketTagging: case Op::kDeleteBucketTagging:
     case Op::kGetBucketVersioning: case Op::kPutBucketVersioning: case Op::kListObjectVersions:
     case Op::kGetObjectLockConfiguration: case Op::kPutObjectLockConfiguration:
+    case Op::kGetBucketPolicy: case Op::kPutBucketPolicy: case Op::kDeleteBucketPolicy:
+    case Op::kGetBucketPolicyStatus:
       return true;
     default:
       return false;

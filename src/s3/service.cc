@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "s3/access.h"
 #include "s3/ops/object_write.h"
 #include "s3/post_policy.h"
 
@@ -49,9 +50,17 @@ auth::VerifierOptions VerifierOptionsOf(const ServiceConfig& config) {
 
 }  // namespace
 
-Service::Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config)
-    : engine_(engine), verifier_(secrets, VerifierOptionsOf(config)), config_(std::move(config)) {
-  config_.secrets = std::move(secrets);  // for POST Object's form signature
+auth::SecretLookup SecretsOf(auth::IdentityStore* identities) {
+  return [identities](std::string_view access_key) { return identities->Secret(access_key); };
+}
+
+Service::Service(object::ObjectEngine* engine, ServiceConfig config)
+    : engine_(engine),
+      verifier_(SecretsOf(config.identities), VerifierOptionsOf(config)),
+      config_(std::move(config)),
+      policies_(std::make_unique<BucketPolicies>(engine)) {
+  config_.secrets = SecretsOf(config_.identities);  // for POST Object's form signature
+  config_.policies = policies_.get();
   id_prefix_ = HexEncode(RandomBytes(4));
   for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
 }
@@ -128,17 +137,26 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
   const bool form_post =
       route.op == Op::kPostObject && content_type && IsMultipartFormData(*content_type);
   auth::AuthContext auth_ctx;
+  std::shared_ptr<const auth::Caller> caller = config_.identities->Anonymous();
+  bool signed_request = false;
   if (!form_post) {
     auth::RequestView view{req.method, req.raw_path, req.raw_query, &req.headers, &req.Query()};
     auto verified = verifier_.Verify(view, UnixNowNs() / 1000000000);
     if (auto* e = std::get_if<auth::AuthError>(&verified)) {
-      return SendError(FromAuthError(*e), &req, resource, request_id, out);
+      // No credentials at all: an anonymous request, which only a bucket
+      // policy can allow (s3/access.h decides). Any broken credential fails.
+      if (e->kind != auth::AuthErrorKind::kMissing) {
+        return SendError(FromAuthError(*e), &req, resource, request_id, out);
+      }
+    } else {
+      auth_ctx = std::move(std::get<auth::AuthContext>(verified));
+      signed_request = true;
+      caller = config_.identities->Resolve(auth_ctx.access_key);
+      if (!caller) {  // disabled between the secret lookup and here
+        return SendError(MakeError(ErrorCode::kInvalidAccessKeyId), &req, resource, request_id,
+                         out);
+      }
     }
-    auth_ctx = std::move(std::get<auth::AuthContext>(verified));
-  }
-
-  if (auto e = RefuseEncryptionHeaders(req.headers)) {
-    return SendError(*e, &req, resource, request_id, out);
   }
 
   // The body the operation reads: decoded and verified per the payload mode.
@@ -167,17 +185,23 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body, http::Respo
   if (wrapper) body = wrapper.get();
 
   OpContext ctx{req, route, *body, out, *engine_, config_, request_id, auth_ctx.access_key};
+  ctx.caller = std::move(caller);
+  ctx.auth = signed_request ? &auth_ctx : nullptr;
   if (auto* chunked = dynamic_cast<auth::AwsChunkedSource*>(wrapper.get())) {
     ctx.trailers = &chunked->trailers();
   }
   OpResult result;
   try {
-    result = Dispatch(ctx);
+    result = AuthorizeRequest(ctx);
+    if (!result) result = RefuseEncryptionHeaders(req.headers);
+    if (!result) result = Dispatch(ctx);
   } catch (const std::exception& e) {
     STRATA_LOG("operation threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());
     result = MakeError(ErrorCode::kInternalError);
   }
   if (result) SendError(*result, &req, resource, request_id, out);
 }
+
+Service::~Service() = default;
 
 }  // namespace strata::s3

@@ -12,9 +12,13 @@
 
 namespace strata::s3 {
 
+class BucketPolicies;
+
 class Service {
  public:
-  Service(object::ObjectEngine* engine, auth::SecretLookup secrets, ServiceConfig config);
+  // config.identities is required: it verifies signatures and names callers.
+  Service(object::ObjectEngine* engine, ServiceConfig config);
+  ~Service();
 
   void Handle(const http::Request& req, ByteSource& body, http::ResponseWriter& out);
   void HandleProtocolError(http::ProtocolError error, http::ResponseWriter& out);
@@ -27,6 +31,7 @@ class Service {
   object::ObjectEngine* engine_;
   auth::Verifier verifier_;
   ServiceConfig config_;
+  std::unique_ptr<BucketPolicies> policies_;
   std::string id_prefix_;
   std::atomic<uint64_t> next_id_{0};
 };

@@ -14,7 +14,10 @@ std::pair<int, std::string> JsonError(int status, std::string_view message) {
 
 std::pair<int, std::string> ServerAdminApi::Handle(
     const std::string& method, const std::string& action,
-    const std::vector<std::pair<std::string, std::string>>& query) {
+    const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) {
+  if (identities_) {
+    if (auto r = HandleIamAction(*identities_, method, action, query, body)) return *r;
+  }
   auto q = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : query) {
       if (k == name) return &v;

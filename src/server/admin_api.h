@@ -6,8 +6,12 @@
 //                                    the latest, a delete marker too), rebuild what is bad
 //   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
+// and the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*.
 #pragma once
 
+#include <optional>
+
+#include "auth/identities.h"
 #include "object/engine.h"
 #include "s3/admin_api.h"
 #include "storage/erasure_store.h"
@@ -19,12 +23,13 @@ class ServerAdminApi : public s3::AdminApi {
  public:
   // store/healer are null for a single-directory (plain) data store.
   ServerAdminApi(object::ObjectEngine* engine, storage::ErasureDataStore* store,
-                 storage::Healer* healer)
-      : engine_(engine), store_(store), healer_(healer) {}
+                 storage::Healer* healer, auth::IdentityStore* identities)
+      : engine_(engine), store_(store), healer_(healer), identities_(identities) {}
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
-      const std::vector<std::pair<std::string, std::string>>& query) override;
+      const std::vector<std::pair<std::string, std::string>>& query,
+      const std::string& body) override;
 
  private:
   std::pair<int, std::string> Drives();
@@ -36,6 +41,13 @@ class ServerAdminApi : public s3::AdminApi {
   object::ObjectEngine* engine_;
   storage::ErasureDataStore* store_;
   storage::Healer* healer_;
+  auth::IdentityStore* identities_;
 };
+
+// The identity actions (server/iam_admin.cc, docs/admin-api.md): users, keys,
+// groups, policies. nullopt when `action` is not one of them.
+std::optional<std::pair<int, std::string>> HandleIamAction(
+    auth::IdentityStore& identities, const std::string& method, const std::string& action,
+    const std::vector<std::pair<std::string, std::string>>& query, const std::string& body);
 
 }  // namespace strata::server

@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <pugixml.hpp>
 #include <string>
@@ -58,10 +61,11 @@ class Client {
 
   // The response, or nullopt with *error set (no connection, timeout, ...).
   std::optional<Response> Send(bhttp::verb method, const std::string& path,
-                               const std::string& query, std::string* error) {
+                               const std::string& query, std::string* error,
+                               const std::string& body = "") {
     for (int attempt = 0; attempt < 2; ++attempt) {  // once more on a stale connection
       if (!stream_ && !Connect(error)) return std::nullopt;
-      if (auto r = Exchange(method, path, query, error)) return r;
+      if (auto r = Exchange(method, path, query, body, error)) return r;
       stream_.reset();
     }
     return std::nullopt;
@@ -102,11 +106,13 @@ class Client {
   }
 
   std::optional<Response> Exchange(bhttp::verb method, const std::string& path,
-                                   const std::string& query, std::string* error) {
+                                   const std::string& query, const std::string& body,
+                                   std::string* error) {
     std::string target = path + (query.empty() ? "" : "?" + query);
-    bhttp::request<bhttp::empty_body> req{method, target, 11};
+    bhttp::request<bhttp::string_body> req{method, target, 11};
     Sign(std::string(bhttp::to_string(method)), path, query, req);
-    req.content_length(0);
+    req.body() = body;
+    req.prepare_payload();
     stream_->expires_after(kRequestTimeout);
     beast::error_code ec = Run([&](auto handler) { bhttp::async_write(*stream_, req, handler); });
     if (ec) {
@@ -129,7 +135,7 @@ class Client {
 
   // SigV4 (UNSIGNED-PAYLOAD) with the client-side signer of auth/signer.h.
   void Sign(const std::string& method, const std::string& path, const std::string& query,
-            bhttp::request<bhttp::empty_body>& req) {
+            bhttp::request<bhttp::string_body>& req) {
     std::string host = ep_.host + ":" + std::to_string(ep_.port);
     auth::RequestToSign to_sign{method, path, query, {{"host", host}}};
     auth::SigningResult signed_req = signer_.Sign(to_sign, UnixNowNs() / 1'000'000'000);
@@ -302,6 +308,55 @@ int RunAdminHeal(const AdminOptions& options, const std::string& bucket_only,
       static_cast<unsigned long long>(totals.unrecoverable),
       static_cast<unsigned long long>(totals.errors));
   return totals.unrecoverable || totals.errors ? 1 : 0;
+}
+
+int RunAdminIam(const AdminIamCommand& cmd) {
+  auto creds = FindCredentials(cmd.admin);
+  if (!creds) return 2;
+  std::string body;
+  if (!cmd.body_file.empty()) {
+    std::istream* in = &std::cin;
+    std::ifstream file;
+    if (cmd.body_file != "-") {
+      file.open(cmd.body_file, std::ios::binary);
+      if (!file) {
+        std::fprintf(stderr, "strata: cannot read %s\n", cmd.body_file.c_str());
+        return 2;
+      }
+      in = &file;
+    }
+    body.assign(std::istreambuf_iterator<char>(*in), std::istreambuf_iterator<char>());
+  }
+  std::string query;
+  for (const auto& [k, v] : cmd.query) {
+    query += (query.empty() ? "" : "&") + k + "=" + UriEncode(v, true);
+  }
+  Client client(cmd.admin, *creds);
+  std::string error;
+  auto r = client.Send(bhttp::string_to_verb(cmd.method), "/_strata/admin/" + cmd.action, query,
+                       &error, body);
+  if (!r || r->status != 200) {
+    std::fprintf(stderr, "strata: %s failed: %s\n", cmd.action.c_str(), Failure(r, error).c_str());
+    return 1;
+  }
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) {
+    std::printf("%s\n", r->body.c_str());
+    return 0;
+  }
+  if (cmd.action == "key-create") {  // the one time the secret is shown
+    std::printf("user:       %s\naccess key: %s\nsecret key: %s\n"
+                "(the secret key is shown only now: store it; strata keeps it sealed)\n",
+                j.value("user", "").c_str(), j.value("access_key", "").c_str(),
+                j.value("secret_key", "").c_str());
+    return 0;
+  }
+  if (j.contains("done")) {
+    std::printf("ok: %s\n", j["done"].get<std::string>().c_str());
+    return 0;
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
 }
 
 }  // namespace strata::server

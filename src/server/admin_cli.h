@@ -13,5 +13,9 @@ int RunAdminDrives(const AdminOptions& admin);
 // Heals `bucket` (every bucket when empty) under `prefix`, with progress on
 // stderr and a summary on stdout; 0 when nothing was unrecoverable or failed.
 int RunAdminHeal(const AdminOptions& admin, const std::string& bucket, const std::string& prefix);
+// One identity action (user/key/group/policy): prints the result (JSON,
+// or the new key pair); 0 on success, 1 when the server refused, 2 on a
+// local problem (credentials, the policy file).
+int RunAdminIam(const AdminIamCommand& cmd);
 
 }  // namespace strata::server

@@ -55,6 +55,10 @@ void AddStorageOptions(CLI::App& app, Config& c) {
   app.add_option("--data", c.data_dir, "data directory (with --drives: the metadata only)")
       ->type_name("DIR")
       ->capture_default_str();
+  app.add_option("--iam-key-file", c.iam_key_file,
+                 "file with the key (64 hex digits) sealing the users' secret keys "
+                 "(default: DATA/iam.key, made on first start)")
+      ->type_name("FILE");
   app.add_option_function<std::string>(
          "--drives",
          [&c](const std::string& v) {
@@ -206,7 +210,8 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   LastOneWins(*server_cmd);
   AddServerOptions(*server_cmd, server.config);
 
-  CLI::App* admin = app.add_subcommand("admin", "operate a server: drives, heal, rebuild-index");
+  CLI::App* admin = app.add_subcommand(
+      "admin", "operate a server: drives, heal, rebuild-index, users, keys, groups, policies");
   admin->require_subcommand(0, 1);
   AdminDrivesCommand drives;
   CLI::App* drives_cmd = admin->add_subcommand("drives", "drive states of a running server");
@@ -220,6 +225,68 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   heal_cmd->add_option("target", heal_target, "what to heal (default: every bucket)")
       ->type_name("BUCKET[/PREFIX]");
   AddAdminOptions(*heal_cmd, heal.admin);
+  // The identity commands: <noun> <verb> ARGS, each one admin API action.
+  AdminIamCommand iam;
+  struct IamVerb {
+    CLI::App* app;
+    std::string method, action;
+    std::vector<std::string> arg_names;  // query parameters, in the order of the positionals
+  };
+  std::vector<IamVerb> verbs;
+  std::vector<std::string> iam_args(3);
+  std::string attach_user, attach_group;
+  auto noun = [&](const char* name, const char* what) {
+    CLI::App* n = admin->add_subcommand(name, what);
+    n->require_subcommand(1);
+    return n;
+  };
+  auto verb = [&](CLI::App* n, const char* name, const char* what, const char* method,
+                  std::string action, std::vector<std::pair<std::string, std::string>> args) {
+    CLI::App* v = n->add_subcommand(name, what);
+    LastOneWins(*v);
+    AddAdminOptions(*v, iam.admin);
+    IamVerb entry{v, method, std::move(action), {}};
+    for (size_t i = 0; i < args.size(); ++i) {
+      v->add_option(args[i].first, iam_args[i], args[i].second)->required();
+      entry.arg_names.push_back(args[i].first);
+    }
+    verbs.push_back(entry);
+    return v;
+  };
+  CLI::App* user = noun("user", "users: create, list, show, delete, enable, disable");
+  verb(user, "create", "create a user (no keys, no rights yet)", "POST", "user-create", {{"name", "user name"}});
+  verb(user, "list", "every user with its access key ids", "GET", "users", {});
+  verb(user, "show", "one user", "GET", "user", {{"name", "user name"}});
+  verb(user, "delete", "delete a user and its keys", "POST", "user-delete", {{"name", "user name"}});
+  verb(user, "enable", "let a disabled user sign requests again", "POST", "user-enable", {{"name", "user name"}});
+  verb(user, "disable", "refuse every request signed by the user", "POST", "user-disable", {{"name", "user name"}});
+  CLI::App* key = noun("key", "access keys: create (prints the secret once), enable, disable, delete");
+  verb(key, "create", "a new access key for a user (at most two: rotate by creating the second)",
+       "POST", "key-create", {{"user", "user name"}});
+  verb(key, "enable", "re-enable an access key", "POST", "key-enable", {{"id", "access key id"}});
+  verb(key, "disable", "refuse requests signed with an access key", "POST", "key-disable", {{"id", "access key id"}});
+  verb(key, "delete", "delete an access key", "POST", "key-delete", {{"id", "access key id"}});
+  CLI::App* group = noun("group", "groups: create, list, delete, add, remove");
+  verb(group, "create", "create a group", "POST", "group-create", {{"name", "group name"}});
+  verb(group, "list", "every group with its members and policies", "GET", "groups", {});
+  verb(group, "delete", "delete a group (its members leave it)", "POST", "group-delete", {{"name", "group name"}});
+  verb(group, "add", "add a user to a group", "POST", "group-add", {{"group", "group name"}, {"user", "user name"}});
+  verb(group, "remove", "remove a user from a group", "POST", "group-remove", {{"group", "group name"}, {"user", "user name"}});
+  CLI::App* policy = noun("policy", "identity policies: put, show, list, delete, attach, detach");
+  CLI::App* put = verb(policy, "put", "create or replace a policy from an IAM policy document",
+                       "PUT", "policy", {{"name", "policy name"}});
+  put->add_option("file", iam.body_file, "the JSON document ('-': standard input)")->required();
+  verb(policy, "show", "one policy with its document", "GET", "policy", {{"name", "policy name"}});
+  verb(policy, "list", "every policy and where it is attached", "GET", "policies", {});
+  verb(policy, "delete", "delete a policy (detach it first)", "POST", "policy-delete", {{"name", "policy name"}});
+  for (auto [name, action] : {std::pair{"attach", "policy-attach"}, std::pair{"detach", "policy-detach"}}) {
+    CLI::App* v = verb(policy, name, std::string(name) == "attach" ? "attach a policy to a user or group"
+                                                                   : "detach a policy from a user or group",
+                       "POST", action, {{"name", "policy name"}});
+    v->add_option("--user", attach_user, "the user")->type_name("USER");
+    v->add_option("--group", attach_group, "the group")->type_name("GROUP");
+  }
+
   RebuildIndexCommand rebuild;
   CLI::App* rebuild_cmd = admin->add_subcommand(
       "rebuild-index", "recreate lost metadata from the drives (server stopped, DIR/meta absent)");
@@ -235,6 +302,21 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     if (slash != std::string::npos) heal.prefix = heal_target.substr(slash + 1);
     return Command(heal);
   }
+  for (const IamVerb& v : verbs) {
+    if (!v.app->parsed()) continue;
+    iam.method = v.method;
+    iam.action = v.action;
+    for (size_t i = 0; i < v.arg_names.size(); ++i) iam.query.emplace_back(v.arg_names[i], iam_args[i]);
+    if (v.action == "policy-attach" || v.action == "policy-detach") {
+      if (attach_user.empty() == attach_group.empty()) {
+        return cli::Usage(v.action.substr(7) + " needs exactly one of --user or --group",
+                          v.app->help("strata admin policy"));
+      }
+      if (!attach_user.empty()) iam.query.emplace_back("user", attach_user);
+      if (!attach_group.empty()) iam.query.emplace_back("group", attach_group);
+    }
+    return Command(iam);
+  }
   if (rebuild_cmd->parsed()) {
     if (rebuild.config.drives.empty()) {
       return cli::Usage(
@@ -245,7 +327,7 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     return Command(rebuild);
   }
   if (admin->parsed())
-    return cli::Usage("admin needs a command: drives, heal or rebuild-index",
+    return cli::Usage("admin needs a command: drives, heal, rebuild-index, user, key, group or policy",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
 }
@@ -298,6 +380,35 @@ std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string
   ::close(fd);
   if (!ok) return "cannot write " + path;
   return c;
+}
+
+std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
+                                             const std::string& key_file) {
+  const std::string path = key_file.empty() ? data_dir + "/iam.key" : key_file;
+  std::ifstream in(path);
+  if (in) {
+    std::string hex;
+    std::getline(in, hex);
+    auto bytes = HexDecode(hex);
+    if (!bytes || bytes->size() != 32) return path + ": must hold 64 hex digits (a 32-byte key)";
+    return IamKey{*bytes, false};
+  }
+  if (!key_file.empty()) return "cannot read the IAM key file " + path;
+  IamKey key{RandomBytes(32), true};
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot create " + path;
+  std::string text = HexEncode(key.bytes) + "\n";
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  // The key must outlive a power loss with the secrets it sealed: sync its directory too.
+  int dir = ::open(data_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ok = ::fsync(dir) == 0 && ok;
+    ::close(dir);
+  }
+  if (!ok) return "cannot write " + path;
+  return key;
 }
 
 }  // namespace strata::server

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct Config {
   uint64_t kv_default_quota_bytes = 8ull << 30;
   uint64_t kv_max_bytes = 0;
   bool kv_max_bytes_explicit = false;
+  // The key that seals the identity store's secret keys (64 hex digits in a
+  // file); empty: DATA/iam.key, made on first start (mode 0600).
+  std::string iam_key_file;
 };
 
 // Root secrets set by the operator are at least this long (the KV AUTH and
@@ -76,8 +80,17 @@ struct AdminHealCommand {  // strata admin heal [BUCKET[/PREFIX]]
   std::string bucket;  // empty: every bucket
   std::string prefix;  // empty: the whole bucket, its marker included
 };
-using Command =
-    std::variant<ServerCommand, RebuildIndexCommand, AdminDrivesCommand, AdminHealCommand>;
+// strata admin user|key|group|policy ...: one identity action of the admin
+// API (server/iam_admin.cc), e.g. `user create alice` -> POST user-create?name=alice.
+struct AdminIamCommand {
+  AdminOptions admin;
+  std::string method;  // GET, POST, PUT
+  std::string action;  // "user-create"
+  std::vector<std::pair<std::string, std::string>> query;
+  std::string body_file;  // policy put: the document ("-": stdin)
+};
+using Command = std::variant<ServerCommand, RebuildIndexCommand, AdminDrivesCommand,
+                             AdminHealCommand, AdminIamCommand>;
 
 // Parses argv after the program name. --help anywhere gives kHelp with that
 // command's help; a bad line gives kUsage naming the flag and what it needs.
@@ -96,5 +109,14 @@ struct RootCredentials {
 // else freshly generated and stored there (mode 0600). Never a fixed default;
 // a secret shorter than kMinRootSecretChars is an error.
 std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string& data_dir);
+
+// The IAM master key (32 bytes): from `key_file` (64 hex digits) when given,
+// else from DATA/iam.key, made (random, mode 0600, synced) when absent.
+struct IamKey {
+  std::string bytes;
+  bool generated = false;
+};
+std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
+                                             const std::string& key_file);
 
 }  // namespace strata::server

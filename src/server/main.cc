@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "auth/identities.h"
 #include "common/log.h"
 #include "http/server.h"
 #include "io/dirs.h"
@@ -134,6 +135,18 @@ int RunServer(const Config& cfg) {
     return 1;
   }
   const RootCredentials& root = std::get<RootCredentials>(creds);
+  auto iam_key = LoadIamKey(cfg.data_dir, cfg.iam_key_file);
+  if (auto* err = std::get_if<std::string>(&iam_key)) {
+    std::fprintf(stderr, "strata: %s\n", err->c_str());
+    return 1;
+  }
+  auto identities = auth::IdentityStore::Open(st.kv.get(), std::get<IamKey>(iam_key).bytes,
+                                              {root.access_key, root.secret_key});
+  if (!identities.ok()) {
+    std::fprintf(stderr, "strata: cannot open the identity store: %s\n",
+                 identities.status().ToString().c_str());
+    return 1;
+  }
 
   auto engine = object::ObjectEngine::Open(st.data, st.kv.get());
   if (!engine.ok()) {
@@ -153,18 +166,17 @@ int RunServer(const Config& cfg) {
                                                   cfg.checkpoint_interval_s);
     checkpointer->Start();
   }
-  ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get());
+  ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get());
 
   s3::ServiceConfig scfg;
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
   scfg.sigv2 = cfg.sigv2;
   scfg.admin = &admin;
-  auto secrets = [root](std::string_view ak) -> std::optional<std::string> {
-    if (ak == root.access_key) return root.secret_key;
-    return std::nullopt;
-  };
-  s3::Service service(engine->get(), secrets, scfg);
+  scfg.identities = identities->get();
+  auth::IdentityStore* ids = identities->get();
+  auto secrets = [ids](std::string_view ak) { return ids->Secret(ak); };
+  s3::Service service(engine->get(), scfg);
 
   // Block the stop signals in every thread; main waits for them below.
   sigset_t stop_signals;
@@ -200,6 +212,7 @@ int RunServer(const Config& cfg) {
     std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
                 st.erasure->m());
   }
+  std::printf("  account:    %s\n", ids->account().c_str());
   std::printf("  access key: %s\n", root.access_key.c_str());
   if (root.generated) {  // shown once, when it is made; never again (logs are read by many)
     std::printf("  secret key: %s   (generated; kept in DATA/root-credentials, mode 0600)\n",
@@ -280,6 +293,7 @@ int Main(const std::vector<std::string>& args) {
     int operator()(const AdminHealCommand& c) const {
       return RunAdminHeal(c.admin, c.bucket, c.prefix);
     }
+    int operator()(const AdminIamCommand& c) const { return RunAdminIam(c); }
   } run;
   return std::visit(run, std::get<Command>(parsed));
 }

@@ -2,6 +2,7 @@
 // GetBucketLocation.
 #include "common/log.h"
 #include "common/time_util.h"
+#include "s3/access.h"
 #include "s3/ops/op_context.h"
 #include "s3/xml.h"
 
@@ -12,10 +13,7 @@ OpResult ListBuckets(OpContext& ctx) {
   if (!buckets.ok()) return FromStatus(buckets.status());
   XmlWriter w;
   w.Open("ListAllMyBucketsResult");
-  w.Open("Owner");
-  w.Element("ID", ctx.access_key);
-  w.Element("DisplayName", ctx.access_key);
-  w.Close("Owner");
+  WriteOwner(ctx, w, "Owner", ctx.caller->principal.canonical_id);
   w.Open("Buckets");
   for (const auto& [name, rec] : *buckets) {
     w.Open("Bucket");
@@ -42,7 +40,7 @@ OpResult CreateBucket(OpContext& ctx) {
   object::BucketRecord rec;
   rec.created_ns = UnixNowNs();
   rec.region = region->empty() ? ctx.config.region : *region;
-  rec.owner = ctx.access_key;
+  rec.owner = ctx.caller->principal.canonical_id;
   if (const std::string* lock = ctx.http.Header("x-amz-bucket-object-lock-enabled")) {
     if (*lock == "true" || *lock == "True" || *lock == "TRUE") {
       // Object Lock needs versioning, which can then never be suspended.
@@ -56,6 +54,7 @@ OpResult CreateBucket(OpContext& ctx) {
     }
   }
   Status st = ctx.engine.CreateBucket(ctx.route.bucket, rec);
+  ctx.config.policies->Invalidate(ctx.route.bucket);  // a deleted namesake's may be cached
   if (st.code() == Code::kAlreadyExists) return MakeError(ErrorCode::kBucketAlreadyOwnedByYou);
   if (!st.ok()) return FromStatus(st);
   return SendEmpty(ctx, 200, {{"Location", "/" + ctx.route.bucket}});
@@ -63,6 +62,7 @@ OpResult CreateBucket(OpContext& ctx) {
 
 OpResult DeleteBucket(OpContext& ctx) {
   Status st = ctx.engine.DeleteBucket(ctx.route.bucket);
+  ctx.config.policies->Invalidate(ctx.route.bucket);
   if (st.code() == Code::kPreconditionFailed) return MakeError(ErrorCode::kBucketNotEmpty);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   return SendEmpty(ctx, 204);

@@ -1,6 +1,7 @@
 // Response helpers shared by the operations.
 #include "common/time_util.h"
 #include "s3/ops/op_context.h"
+#include "s3/xml.h"
 
 namespace strata::s3 {
 
@@ -39,6 +40,23 @@ std::variant<std::string, Error> ReadSmallBody(OpContext& ctx, size_t max_bytes)
     }
   }
   return body;
+}
+
+void WriteOwner(const OpContext& ctx, XmlWriter& w, std::string_view element,
+                const std::string& canonical_id) {
+  w.Open(element);
+  w.Element("ID", canonical_id);
+  auto name = ctx.config.identities ? ctx.config.identities->DisplayName(canonical_id)
+                                    : std::nullopt;
+  w.Element("DisplayName", name ? *name : canonical_id);
+  w.Close(element);
+}
+
+std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& bucket) {
+  const bool canonical = bucket.owner.size() == 64 &&
+                         bucket.owner.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (canonical || !ctx.config.identities) return bucket.owner;
+  return ctx.config.identities->root().canonical_id;
 }
 
 }  // namespace strata::s3

@@ -128,7 +128,7 @@ OpResult CopyObject(OpContext& ctx) {
   auto lock = LockFromRequest(ctx.http, *dest_bucket, ctx.engine.NowNs());
   if (auto* e = std::get_if<Error>(&lock)) return *e;
   options.lock = std::get<std::optional<object::ObjectLock>>(lock);
-  options.bypass_governance = BypassGovernance(ctx);
+  options.bypass_governance = BypassGovernance(ctx, ctx.route.key);
   if (replace_tags) {
     options.tags.clear();
     if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {

@@ -63,6 +63,13 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
   if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
 
   bool fetch_owner = !v2 || Get(r, "fetch-owner") == "true";
+  // The bucket owner owns every object (ownership BucketOwnerEnforced, AWS's default).
+  std::string owner;
+  if (fetch_owner) {
+    auto bucket = ctx.engine.GetBucket(r.bucket);
+    if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+    owner = BucketOwnerId(ctx, *bucket);
+  }
   XmlWriter w;
   w.Open("ListBucketResult");
   w.Element("Name", r.bucket);
@@ -90,12 +97,7 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
     w.Element("LastModified", FormatIso8601(entry.record.mtime_ns));
     w.Element("ETag", "\"" + entry.record.etag + "\"");
     w.Element("Size", std::to_string(entry.record.size_bytes));
-    if (fetch_owner) {
-      w.Open("Owner");
-      w.Element("ID", ctx.access_key);
-      w.Element("DisplayName", ctx.access_key);
-      w.Close("Owner");
-    }
+    if (fetch_owner) WriteOwner(ctx, w, "Owner", owner);
     w.Element("StorageClass", "STANDARD");
     w.Close("Contents");
   }
@@ -133,6 +135,9 @@ OpResult ListObjectVersions(OpContext& ctx) {
   auto enc = [url](const std::string& s) { return url ? UriEncode(s, false) : s; };
   auto result = ctx.engine.ListVersions(r.bucket, params);
   if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
+  auto bucket = ctx.engine.GetBucket(r.bucket);
+  if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
+  const std::string owner = BucketOwnerId(ctx, *bucket);
 
   XmlWriter w;
   w.Open("ListVersionsResult");
@@ -163,10 +168,7 @@ OpResult ListObjectVersions(OpContext& ctx) {
       w.Element("Size", std::to_string(rec.size_bytes));
       w.Element("StorageClass", rec.storage_class.empty() ? "STANDARD" : rec.storage_class);
     }
-    w.Open("Owner");
-    w.Element("ID", ctx.access_key);
-    w.Element("DisplayName", ctx.access_key);
-    w.Close("Owner");
+    WriteOwner(ctx, w, "Owner", owner);
     w.Close(element);
   }
   for (const auto& prefix : result->common_prefixes) {

@@ -68,13 +68,6 @@ Result<std::string> ObjectChecksum(const object::ObjectRecord& rec) {
   return Base64Encode(CompositeChecksum(*alg, raws)) + "-" + std::to_string(raws.size());
 }
 
-void AddOwner(XmlWriter& w, const char* element, const std::string& id) {
-  w.Open(element);
-  w.Element("ID", id);
-  w.Element("DisplayName", id);
-  w.Close(element);
-}
-
 }  // namespace
 
 OpResult CreateMultipartUpload(OpContext& ctx) {
@@ -109,7 +102,7 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
       upload.checksum_type = *t;
     }
   }
-  upload.owner = ctx.access_key;
+  upload.owner = ctx.caller->principal.canonical_id;
   auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
   if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
   auto lock = LockFromRequest(ctx.http, *bucket, ctx.engine.NowNs());
@@ -259,8 +252,8 @@ OpResult ListParts(OpContext& ctx) {
   w.Element("Bucket", ctx.route.bucket);
   w.Element("Key", ctx.route.key);
   w.Element("UploadId", UploadId(ctx.route));
-  AddOwner(w, "Initiator", upload->owner);
-  AddOwner(w, "Owner", upload->owner);
+  WriteOwner(ctx, w, "Initiator", upload->owner);
+  WriteOwner(ctx, w, "Owner", upload->owner);
   w.Element("StorageClass", upload->storage_class.empty() ? "STANDARD" : upload->storage_class);
   w.Element("PartNumberMarker", std::to_string(marker));
   std::vector<const object::PartInfo*> page;
@@ -330,8 +323,8 @@ OpResult ListMultipartUploads(OpContext& ctx) {
     w.Open("Upload");
     w.Element("Key", enc(u.key));
     w.Element("UploadId", u.upload_id);
-    AddOwner(w, "Initiator", u.record.owner);
-    AddOwner(w, "Owner", u.record.owner);
+    WriteOwner(ctx, w, "Initiator", u.record.owner);
+    WriteOwner(ctx, w, "Owner", u.record.owner);
     w.Element("StorageClass", u.record.storage_class.empty() ? "STANDARD" : u.record.storage_class);
     w.Element("Initiated", FormatIso8601(u.record.initiated_ns));
     if (!u.record.checksum_algorithm.empty()) {

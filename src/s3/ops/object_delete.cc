@@ -1,5 +1,6 @@
 // DeleteObject and DeleteObjects (multi-object delete, Quiet mode), with
 // versions: a delete marker, the null version, or exactly the version named.
+#include "s3/access.h"
 #include "s3/ops/op_context.h"
 #include "s3/ops/versioning.h"
 #include "s3/xml.h"
@@ -10,7 +11,7 @@ OpResult DeleteObject(OpContext& ctx) {
   auto version = RequestVersion(ctx.route);
   if (auto* e = std::get_if<Error>(&version)) return *e;
   object::DeleteOptions options;
-  options.bypass_governance = BypassGovernance(ctx);
+  options.bypass_governance = BypassGovernance(ctx, ctx.route.key);
   auto out = ctx.engine.DeleteVersion(ctx.route.bucket, ctx.route.key,
                                       std::get<object::Version>(version), options);
   if (!out.ok()) return FromStatus(out.status(), ErrorCode::kNoSuchBucket);
@@ -27,8 +28,6 @@ OpResult DeleteObjects(OpContext& ctx) {
   if (!req) return MakeError(ErrorCode::kMalformedXML);
   auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
   if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
-  object::DeleteOptions options;
-  options.bypass_governance = BypassGovernance(ctx);
 
   XmlWriter w;
   w.Open("DeleteResult");
@@ -51,7 +50,11 @@ OpResult DeleteObjects(OpContext& ctx) {
     }
     if (key.empty() || key.size() > 1024 || (version_id && !version)) {
       // err set above
+    } else if (!Allows(ctx, version_id ? "s3:DeleteObjectVersion" : "s3:DeleteObject", key)) {
+      err = AccessDeniedError();  // as AWS: this key fails, the others go on
     } else {
+      object::DeleteOptions options;
+      options.bypass_governance = BypassGovernance(ctx, key);
       auto out = ctx.engine.DeleteVersion(ctx.route.bucket, key, version, options);
       ok = out.ok();
       if (ok) {

@@ -35,7 +35,7 @@ OpResult PutObject(OpContext& ctx) {
                      "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object "
                      "requests with Object Lock parameters");
   }
-  options.bypass_governance = BypassGovernance(ctx);
+  options.bypass_governance = BypassGovernance(ctx, ctx.route.key);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, ctx.route.key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "auth/identities.h"
 #include "auth/sigv4.h"
 #include "common/byte_source.h"
 #include "http/request.h"
@@ -26,6 +27,10 @@ struct ServiceConfig {
   // signature itself (the request has no Authorization header).
   auth::SecretLookup secrets;
   AdminApi* admin = nullptr;  // null: the admin API answers NotImplemented
+  // Who may sign requests and their policies (required).
+  auth::IdentityStore* identities = nullptr;
+  // Set by Service: the compiled bucket policies (s3/access.h).
+  class BucketPolicies* policies = nullptr;
 };
 
 struct OpContext {
@@ -36,7 +41,11 @@ struct OpContext {
   object::ObjectEngine& engine;
   const ServiceConfig& config;
   std::string request_id;
-  std::string access_key;
+  std::string access_key;  // "" for anonymous requests
+  // Who signed the request (never null: the anonymous caller when unsigned)
+  // and how (nullptr for POST forms, which PostObject verifies itself).
+  std::shared_ptr<const auth::Caller> caller;
+  const auth::AuthContext* auth = nullptr;
   // Trailing headers of an aws-chunked body (filled once the body is read).
   const std::vector<std::pair<std::string, std::string>>* trailers = nullptr;
 };
@@ -52,6 +61,15 @@ OpResult SendXml(OpContext& ctx, const std::string& xml, int status = 200,
 OpResult SendEmpty(OpContext& ctx, int status, http::Headers headers = {});
 // Reads a small request body (XML) fully, refusing more than max_bytes.
 std::variant<std::string, Error> ReadSmallBody(OpContext& ctx, size_t max_bytes);
+
+// Owner / Initiator elements: <ID> the canonical id, <DisplayName> its
+// identity's name ("root", the user name; the id itself when nobody has it).
+class XmlWriter;
+void WriteOwner(const OpContext& ctx, XmlWriter& w, std::string_view element,
+                const std::string& canonical_id);
+// A bucket's owner as a canonical id (records before canonical ids named
+// the root's access key: those are root's).
+std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& bucket);
 
 // NoSuchBucket if the bucket is gone, else NoSuchKey.
 Error NotFoundError(OpContext& ctx);

@@ -9,6 +9,7 @@
 #include "auth/post_policy_signature.h"
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "s3/access.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 #include "s3/post_policy.h"
@@ -110,6 +111,8 @@ OpResult PostObject(OpContext& ctx) {
   }
   const auth::PostSignature& signature = std::get<auth::PostSignature>(signed_by);
   ctx.access_key = signature.access_key;
+  ctx.caller = ctx.config.identities->Resolve(signature.access_key);
+  if (!ctx.caller) return MakeError(ErrorCode::kInvalidAccessKeyId);
   if (signature.version == auth::SignatureVersion::kV2) {
     // Like x-amz-signature in a SigV4 form, the SigV2 credentials stand
     // outside the policy's conditions.
@@ -150,6 +153,16 @@ OpResult PostObject(OpContext& ctx) {
   }
   if (auto e = EvaluatePostPolicy(policy, fields, ctx.route.bucket, UnixNowNs() / 1000000)) {
     return e;
+  }
+  // The signer's rights: s3:PutObject on the key, and the actions its tag
+  // and Object Lock fields need (as the PUT headers would).
+  if (!Allows(ctx, "s3:PutObject", key) ||
+      (Field(fields, "tagging") && !Allows(ctx, "s3:PutObjectTagging", key)) ||
+      ((Field(fields, "x-amz-object-lock-mode") ||
+        Field(fields, "x-amz-object-lock-retain-until-date")) &&
+       !Allows(ctx, "s3:PutObjectRetention", key)) ||
+      (Field(fields, "x-amz-object-lock-legal-hold") && !Allows(ctx, "s3:PutObjectLegalHold", key))) {
+    return AccessDeniedError();
   }
   // The redirect target becomes a Location header: no control characters.
   for (const char* name : {"success_action_redirect", "redirect"}) {

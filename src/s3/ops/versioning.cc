@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "object/lock.h"
+#include "s3/access.h"
 
 namespace strata::s3 {
 
@@ -127,15 +128,15 @@ std::variant<std::optional<object::ObjectLock>, Error> LockFromRequest(
   return std::optional<object::ObjectLock>(lock);
 }
 
-bool BypassGovernance(const OpContext& ctx) {
+bool BypassGovernance(OpContext& ctx, std::string_view key) {
   const std::string* h = ctx.http.Header("x-amz-bypass-governance-retention");
   if (!h || !EqualsIgnoreCase(*h, "true")) return false;
-  // Every identity is the root user until issue 12 brings policies; the root
-  // user is allowed s3:BypassGovernanceRetention.
-  STRATA_LOG("object lock: %s asks to bypass GOVERNANCE retention (%s %s/%s)",
-             ctx.access_key.c_str(), ctx.http.method.c_str(), ctx.route.bucket.c_str(),
-             ctx.route.key.c_str());
-  return true;
+  const bool allowed = Allows(ctx, "s3:BypassGovernanceRetention", key);
+  STRATA_LOG("object lock: %s asks to bypass GOVERNANCE retention (%s %s/%.*s): %s",
+             ctx.access_key.empty() ? "anonymous" : ctx.access_key.c_str(),
+             ctx.http.method.c_str(), ctx.route.bucket.c_str(), static_cast<int>(key.size()),
+             key.data(), allowed ? "allowed" : "not allowed s3:BypassGovernanceRetention");
+  return allowed;
 }
 
 }  // namespace strata::s3

@@ -53,10 +53,11 @@ std::variant<object::ObjectRecord, Error> RequestedVersion(OpContext& ctx,
 std::variant<std::optional<object::ObjectLock>, Error> LockFromRequest(
     const http::Request& req, const object::BucketRecord& bucket, int64_t now_ns);
 
-// x-amz-bypass-governance-retention: true, from an identity allowed
-// s3:BypassGovernanceRetention. Until identities exist (issue 12) every
-// authenticated request is the root user's, which is allowed.
-bool BypassGovernance(const OpContext& ctx);
+// x-amz-bypass-governance-retention: true, from a caller allowed
+// s3:BypassGovernanceRetention on `key` (s3/access.h; root always is, unless
+// a bucket policy denies it). Without the permission the header is ignored,
+// so a GOVERNANCE-locked version stays protected (AccessDenied).
+bool BypassGovernance(OpContext& ctx, std::string_view key);
 
 // "2030-01-01T00:00:00Z" / with a fraction / "+00:00": unix ns; nullopt if malformed.
 std::optional<int64_t> ParseRetainUntil(std::string_view s);

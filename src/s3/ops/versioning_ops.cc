@@ -237,7 +237,7 @@ OpResult PutObjectRetention(OpContext& ctx) {
   auto target = LockTarget(ctx, &version);
   if (auto* e = std::get_if<Error>(&target)) return *e;
   const object::ObjectRecord& rec = std::get<object::ObjectRecord>(target);
-  const bool bypass = BypassGovernance(ctx);
+  const bool bypass = BypassGovernance(ctx, ctx.route.key);
   Status st = ctx.engine.SetRetention(ctx.route.bucket, ctx.route.key, version, mode, until, bypass);
   STRATA_LOG("object lock: %s %s retention of %s/%s version %s to %s %s%s",
              ctx.access_key.c_str(), st.ok() ? "set" : "was refused setting",

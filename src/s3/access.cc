@@ -1,0 +1,307 @@
+#include "s3/access.h"
+
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "common/encoding.h"
+#include "common/log.h"
+#include "common/query_string.h"
+#include "common/time_util.h"
+#include "s3/ops/object_write.h"
+#include "s3/ops/request_headers.h"
+#include "s3/ops/versioning.h"
+
+namespace strata::s3 {
+
+namespace {
+
+using auth::Principal;
+
+// Far more buckets than a store has policies for: past it the cache starts over.
+constexpr size_t kMaxCachedBuckets = 100000;
+
+std::string_view HostOf(std::string_view addr) {
+  // "1.2.3.4:5678", "::1:5678" (Asio's form, no brackets): drop the port.
+  size_t colon = addr.rfind(':');
+  if (colon == std::string_view::npos) return addr;
+  return addr.substr(0, colon);
+}
+
+// The condition keys of one request, computed when a policy first asks for
+// one (most policies test few or none) and kept for the rest of the request.
+class RequestConditions : public auth::ConditionContext {
+ public:
+  RequestConditions(OpContext& ctx, std::string_view bucket, std::string_view key,
+                    const auth::MapConditionContext* extra)
+      : ctx_(ctx), bucket_(bucket), key_(key), extra_(extra) {}
+
+  const std::vector<std::string>* Values(std::string_view k) const override {
+    if (extra_) {
+      if (const auto* v = extra_->Values(k)) return v;
+    }
+    for (const auto& [name, values] : cache_) {
+      if (name == k) return values ? &*values : nullptr;
+    }
+    cache_.emplace_back(std::string(k), Compute(k));
+    const auto& values = cache_.back().second;
+    return values ? &*values : nullptr;
+  }
+
+ private:
+  using Values_ = std::optional<std::vector<std::string>>;
+  static Values_ One(std::string v) { return std::vector<std::string>{std::move(v)}; }
+  Values_ Header(std::string_view name) const {
+    const std::string* v = ctx_.http.Header(name);
+    if (!v) return std::nullopt;
+    return One(*v);
+  }
+  Values_ Query(std::string_view name) const {
+    const std::string* v = ctx_.route.Query(name);
+    if (!v) return std::nullopt;
+    return One(*v);
+  }
+  const object::Tags* RequestTags() const {
+    if (!request_tags_loaded_) {
+      request_tags_loaded_ = true;
+      if (const std::string* h = ctx_.http.Header("x-amz-tagging")) {
+        auto tags = ParseTaggingHeader(*h);
+        if (auto* t = std::get_if<object::Tags>(&tags)) request_tags_ = std::move(*t);
+      }
+    }
+    return request_tags_ ? &*request_tags_ : nullptr;
+  }
+  const object::Tags* ExistingTags() const {
+    if (!existing_tags_loaded_) {
+      existing_tags_loaded_ = true;
+      object::Version version;
+      if (const std::string* id = ctx_.route.Query("versionId")) {
+        auto v = ParseRequestVersionId(*id);
+        if (auto* sel = std::get_if<object::VersionSelector>(&v)) version = *sel;
+      }
+      if (!key_.empty()) {
+        auto rec = ctx_.engine.HeadVersion(std::string(bucket_), std::string(key_), version);
+        if (rec.ok() && !rec->delete_marker) existing_tags_ = rec->tags;
+      }
+    }
+    return existing_tags_ ? &*existing_tags_ : nullptr;
+  }
+  static Values_ TagValue(const object::Tags* tags, std::string_view tag_key) {
+    if (!tags) return std::nullopt;
+    for (const auto& [k, v] : *tags) {
+      if (AsciiLower(k) == tag_key) return One(v);
+    }
+    return std::nullopt;
+  }
+
+  Values_ Compute(std::string_view k) const {
+    const Principal& p = ctx_.caller->principal;
+    const bool anonymous = p.kind == Principal::Kind::kAnonymous;
+    if (k == "aws:sourceip") return One(std::string(HostOf(ctx_.http.remote_addr)));
+    if (k == "aws:securetransport") return One("false");  // TLS listeners: issue 12's TLS part
+    if (k == "aws:currenttime") return One(FormatIso8601(UnixNowNs()));
+    if (k == "aws:epochtime") return One(std::to_string(UnixNowNs() / 1000000000));
+    if (k == "aws:username") {
+      if (p.kind != Principal::Kind::kUser) return std::nullopt;
+      return One(p.username);
+    }
+    if (k == "aws:userid") return One(anonymous ? std::string("anonymous") : p.user_id);
+    if (k == "aws:principalarn") return anonymous ? std::nullopt : One(p.arn);
+    if (k == "aws:principalaccount") return anonymous ? std::nullopt : One(p.account);
+    if (k == "aws:principaltype") {
+      return One(anonymous ? "Anonymous" : p.kind == Principal::Kind::kRoot ? "Account" : "User");
+    }
+    if (k == "aws:referer") return Header("referer");
+    if (k == "aws:useragent") return Header("user-agent");
+    if (k == "s3:prefix") {
+      auto v = Query("prefix");
+      return v ? v : One("");
+    }
+    if (k == "s3:delimiter") return Query("delimiter");
+    if (k == "s3:max-keys") return Query("max-keys");
+    if (k == "s3:versionid") return Query("versionId");
+    if (k == "s3:signatureversion") {
+      if (!ctx_.auth || anonymous) return std::nullopt;
+      return One(ctx_.auth->version == auth::SignatureVersion::kV4 ? "AWS4-HMAC-SHA256" : "AWS");
+    }
+    if (k == "s3:authtype") {
+      if (anonymous) return std::nullopt;
+      if (!ctx_.auth) return One("POST");
+      return One(ctx_.auth->presigned ? "REST-QUERY-STRING" : "REST-HEADER");
+    }
+    if (k == "s3:object-lock-mode") return Header("x-amz-object-lock-mode");
+    if (k == "s3:object-lock-retain-until-date") return Header("x-amz-object-lock-retain-until-date");
+    if (k == "s3:object-lock-legal-hold") return Header("x-amz-object-lock-legal-hold");
+    if (k == "s3:object-lock-remaining-retention-days") {
+      const std::string* until = ctx_.http.Header("x-amz-object-lock-retain-until-date");
+      if (!until) return std::nullopt;
+      auto ns = ParseRetainUntil(*until);
+      if (!ns) return std::nullopt;
+      int64_t days = (*ns - UnixNowNs()) / (86400LL * 1000000000LL);
+      return One(std::to_string(days < 0 ? 0 : days));
+    }
+    if (k.starts_with("s3:x-amz-")) return Header(k.substr(3));
+    constexpr std::string_view kExisting = "s3:existingobjecttag/";
+    constexpr std::string_view kRequest = "s3:requestobjecttag/";
+    if (k.starts_with(kExisting)) return TagValue(ExistingTags(), k.substr(kExisting.size()));
+    if (k.starts_with(kRequest)) return TagValue(RequestTags(), k.substr(kRequest.size()));
+    if (k == "s3:requestobjecttagkeys") {
+      const object::Tags* tags = RequestTags();
+      if (!tags) return std::nullopt;
+      std::vector<std::string> keys;
+      for (const auto& [tk, tv] : *tags) keys.push_back(tk);
+      return keys;
+    }
+    return std::nullopt;
+  }
+
+  OpContext& ctx_;
+  std::string_view bucket_, key_;
+  const auth::MapConditionContext* extra_;
+  mutable std::deque<std::pair<std::string, Values_>> cache_;
+  mutable bool request_tags_loaded_ = false, existing_tags_loaded_ = false;
+  mutable std::optional<object::Tags> request_tags_, existing_tags_;
+};
+
+bool ManagesBucketPolicy(Op op) {
+  return op == Op::kGetBucketPolicy || op == Op::kPutBucketPolicy ||
+         op == Op::kDeleteBucketPolicy;
+}
+
+bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
+           std::string_view key, const auth::MapConditionContext* extra,
+           bool manages_policy = false) {
+  std::shared_ptr<const auth::Policy> bucket_policy;
+  if (!bucket.empty() && ctx.config.policies) bucket_policy = ctx.config.policies->Get(bucket);
+  const auth::Caller& caller = *ctx.caller;
+  // Root with no bucket policy in the way: nothing to evaluate.
+  if (caller.principal.kind == Principal::Kind::kRoot && !bucket_policy) return true;
+  std::string resource = bucket.empty() ? std::string("arn:aws:s3:::*")
+                         : key.empty()  ? BucketArn(bucket)
+                                        : ObjectArn(bucket, key);
+  RequestConditions conditions(ctx, bucket, key, extra);
+  auth::AccessQuery query{action, resource, &conditions, manages_policy};
+  return auth::Authorize(caller, bucket_policy.get(), query) == auth::AccessDecision::kAllow;
+}
+
+// The route's action, refined as AWS refines it when a version is named.
+std::string_view RouteAction(const OpContext& ctx) {
+  const bool versioned = ctx.route.Has("versionId");
+  switch (ctx.route.op) {
+    case Op::kGetObject:
+    case Op::kHeadObject: return versioned ? "s3:GetObjectVersion" : "s3:GetObject";
+    case Op::kDeleteObject: return versioned ? "s3:DeleteObjectVersion" : "s3:DeleteObject";
+    case Op::kGetObjectTagging:
+      return versioned ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging";
+    case Op::kPutObjectTagging:
+      return versioned ? "s3:PutObjectVersionTagging" : "s3:PutObjectTagging";
+    case Op::kDeleteObjectTagging:
+      return versioned ? "s3:DeleteObjectVersionTagging" : "s3:DeleteObjectTagging";
+    case Op::kGetObjectAttributes:
+      return versioned ? "s3:GetObjectVersionAttributes" : "s3:GetObjectAttributes";
+    default: return RequiredAction(ctx.route.op);
+  }
+}
+
+bool WritesNewObject(Op op) {
+  return op == Op::kPutObject || op == Op::kCopyObject || op == Op::kCreateMultipartUpload;
+}
+
+}  // namespace
+
+std::shared_ptr<const auth::Policy> BucketPolicies::Get(const std::string& bucket) {
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(bucket);
+    if (it != cache_.end()) return it->second;
+    generation = generation_;
+  }
+  std::shared_ptr<const auth::Policy> compiled;
+  auto rec = engine_->GetBucket(bucket);
+  if (!rec.ok() && rec.status().code() != Code::kNotFound) return nullptr;  // not cached
+  if (rec.ok() && !rec->policy.empty()) {
+    auto parsed = auth::Policy::Parse(rec->policy, auth::Policy::Kind::kResource);
+    if (auto* p = std::get_if<auth::Policy>(&parsed)) {
+      compiled = std::make_shared<const auth::Policy>(std::move(*p));
+    } else {
+      // PutBucketPolicy stores only what compiles; an older strata's rules may differ.
+      STRATA_LOG("bucket %s: stored policy does not compile (%s): it denies everything but root",
+                 bucket.c_str(), std::get<auth::PolicyError>(parsed).message.c_str());
+      auto deny_all = auth::Policy::Parse(
+          R"({"Statement":[{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*"}]})",
+          auth::Policy::Kind::kResource);
+      compiled = std::make_shared<const auth::Policy>(std::move(std::get<auth::Policy>(deny_all)));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (generation == generation_) {
+    if (cache_.size() >= kMaxCachedBuckets) cache_.clear();
+    cache_[bucket] = compiled;
+  }
+  return compiled;
+}
+
+void BucketPolicies::Invalidate(const std::string& bucket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++generation_;
+  cache_.erase(bucket);
+}
+
+std::string BucketArn(std::string_view bucket) { return "arn:aws:s3:::" + std::string(bucket); }
+std::string ObjectArn(std::string_view bucket, std::string_view key) {
+  return "arn:aws:s3:::" + std::string(bucket) + "/" + std::string(key);
+}
+
+Error AccessDeniedError() { return MakeError(ErrorCode::kAccessDenied); }
+
+bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
+            const auth::MapConditionContext* extra) {
+  return Check(ctx, action, ctx.route.bucket, key, extra);
+}
+
+OpResult AuthorizeRequest(OpContext& ctx) {
+  const Op op = ctx.route.op;
+  const auth::Principal& p = ctx.caller->principal;
+  if (op == Op::kAdmin) {  // the admin API is root's alone
+    if (p.kind == Principal::Kind::kRoot) return std::nullopt;
+    return AccessDeniedError();
+  }
+  // Their handlers check each key they write or delete.
+  if (op == Op::kPostObject || op == Op::kDeleteObjects) return std::nullopt;
+  if (!Check(ctx, RouteAction(ctx), ctx.route.bucket, ctx.route.key, nullptr,
+             ManagesBucketPolicy(op))) {
+    return AccessDeniedError();
+  }
+  if (op == Op::kGetObjectAttributes) {
+    std::string_view read = ctx.route.Has("versionId") ? "s3:GetObjectVersion" : "s3:GetObject";
+    if (!Check(ctx, read, ctx.route.bucket, ctx.route.key, nullptr)) return AccessDeniedError();
+  }
+  if (WritesNewObject(op)) {
+    const auto& h = ctx.http;
+    if (h.Header("x-amz-tagging") &&
+        !Check(ctx, "s3:PutObjectTagging", ctx.route.bucket, ctx.route.key, nullptr)) {
+      return AccessDeniedError();
+    }
+    if ((h.Header("x-amz-object-lock-mode") || h.Header("x-amz-object-lock-retain-until-date")) &&
+        !Check(ctx, "s3:PutObjectRetention", ctx.route.bucket, ctx.route.key, nullptr)) {
+      return AccessDeniedError();
+    }
+    if (h.Header("x-amz-object-lock-legal-hold") &&
+        !Check(ctx, "s3:PutObjectLegalHold", ctx.route.bucket, ctx.route.key, nullptr)) {
+      return AccessDeniedError();
+    }
+  }
+  std::string_view source_action = CopySourceAction(op);
+  if (!source_action.empty()) {
+    auto source = ParseCopySource(ctx.http);
+    // A malformed source is the handler's error to report; nothing is read.
+    if (auto* s = std::get_if<CopySource>(&source)) {
+      std::string_view action = s->version ? "s3:GetObjectVersion" : source_action;
+      if (!Check(ctx, action, s->bucket, s->key, nullptr)) return AccessDeniedError();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace strata::s3

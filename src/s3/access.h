@@ -1,0 +1,60 @@
+// Access control at the S3 edge: who the caller is, which IAM actions a
+// request needs on which resources, and the condition keys a policy may test
+// (aws:SourceIp, s3:prefix, s3:ExistingObjectTag/<key>, ...). The decision
+// itself is auth/authorizer.h's; this file only gathers what it needs. The
+// bucket policies are compiled once per change (BucketPolicies) so a request
+// parses no JSON.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "auth/authorizer.h"
+#include "auth/policy.h"
+#include "object/engine.h"
+#include "s3/ops/op_context.h"
+
+namespace strata::s3 {
+
+// The compiled policy of each bucket, read from the bucket record on first
+// use and dropped when PutBucketPolicy / DeleteBucketPolicy / DeleteBucket /
+// CreateBucket change it (all of which go through this server).
+class BucketPolicies {
+ public:
+  explicit BucketPolicies(object::ObjectEngine* engine) : engine_(engine) {}
+  // nullptr when the bucket has no policy (or does not exist).
+  std::shared_ptr<const auth::Policy> Get(const std::string& bucket);
+  void Invalidate(const std::string& bucket);
+
+ private:
+  object::ObjectEngine* engine_;
+  std::mutex mu_;
+  uint64_t generation_ = 0;  // bumped by Invalidate: a load that raced one is not cached
+  std::unordered_map<std::string, std::shared_ptr<const auth::Policy>> cache_;
+};
+
+// "arn:aws:s3:::bucket" / "arn:aws:s3:::bucket/key".
+std::string BucketArn(std::string_view bucket);
+std::string ObjectArn(std::string_view bucket, std::string_view key);
+
+// Checks everything the request's route needs before its handler runs: the
+// route's action on its bucket or object (refined by versionId as AWS does:
+// s3:GetObjectVersion, s3:DeleteObjectVersion, ...), the copy source's, and
+// the extra actions of tagging and Object Lock headers. AccessDenied when
+// refused. DeleteObjects and PostObject check their keys themselves (Allows).
+OpResult AuthorizeRequest(OpContext& ctx);
+
+// Whether the caller may do `action` on `key` of the request's bucket ("" =
+// the bucket itself), with the request's condition keys plus `extra` (keys
+// known only once the body is read: the tags of PutObjectTagging, the
+// retention of PutObjectRetention).
+bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
+            const auth::MapConditionContext* extra = nullptr);
+
+// The AccessDenied error every refusal returns.
+Error AccessDeniedError();
+
+}  // namespace strata::s3
