@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -105,6 +106,29 @@ bool MatchWildcards(std::string_view p, std::string_view literal, std::string_vi
   }
   while (pi < p.size() && is(pi, '*')) ++pi;
   return pi == p.size();
+}
+
+bool SameText(std::string_view a, std::string_view b, bool ignore_case) {
+  return ignore_case ? EqualsIgnoreCase(a, b) : a == b;
+}
+
+// Bytes before the first wildcard.
+size_t LiteralPrefix(std::string_view p) { return std::min(p.find_first_of("*?"), p.size()); }
+
+// MatchWildcards with the literal head compared at once (one memcmp): most
+// patterns of a policy fail there, or have no wildcard at all, or end in
+// their only '*'. `literal_prefix` is LiteralPrefix(p), computed at Parse.
+bool MatchGlob(std::string_view p, size_t literal_prefix, std::string_view t, bool ignore_case) {
+  if (literal_prefix == p.size()) return SameText(p, t, ignore_case);
+  if (t.size() < literal_prefix ||
+      !SameText(std::string_view(p.data(), literal_prefix),
+                std::string_view(t.data(), literal_prefix), ignore_case)) {
+    return false;
+  }
+  p.remove_prefix(literal_prefix);
+  t.remove_prefix(literal_prefix);
+  if (p == "*") return true;
+  return MatchWildcards(p, {}, t, ignore_case);
 }
 
 std::string_view SliceMask(std::string_view literal, size_t pos, size_t n = kNpos) {
@@ -246,14 +270,38 @@ bool IsV4Mapped(const uint8_t* b) {
   return std::memcmp(b, kPrefix, 12) == 0;
 }
 
-std::optional<IpAddress> ParseIp(std::string_view s) {
+// Dotted-quad IPv4 as inet_pton reads it (four decimal parts of 0-255, no
+// leading zeros), without its copy to a C string: aws:SourceIp is parsed
+// once per IpAddress condition evaluated.
+bool ParseIpv4(std::string_view s, uint8_t* out) {
+  size_t i = 0;
+  for (int part = 0; part < 4; ++part) {
+    if (part > 0) {
+      if (i >= s.size() || s[i] != '.') return false;
+      ++i;
+    }
+    const size_t start = i;
+    int v = 0;
+    while (i < s.size() && IsDigit(s[i]) && i - start < 3) v = v * 10 + (s[i++] - '0');
+    if (i == start || v > 255 || (s[start] == '0' && i - start > 1)) return false;
+    out[part] = static_cast<uint8_t>(v);
+  }
+  return i == s.size();
+}
+
+// An IPv6 address in `s`; false if it is not one.
+bool ParseIpv6(std::string_view s, uint8_t* out) {
   char buf[INET6_ADDRSTRLEN + 1];
-  if (s.empty() || s.size() >= sizeof(buf)) return std::nullopt;
+  if (s.empty() || s.size() >= sizeof(buf)) return false;
   std::memcpy(buf, s.data(), s.size());
   buf[s.size()] = '\0';
+  return inet_pton(AF_INET6, buf, out) == 1;
+}
+
+std::optional<IpAddress> ParseIp(std::string_view s) {
   IpAddress ip;
-  if (inet_pton(AF_INET, buf, ip.bytes) == 1) return ip;
-  if (inet_pton(AF_INET6, buf, ip.bytes) != 1) return std::nullopt;
+  if (ParseIpv4(s, ip.bytes)) return ip;
+  if (!ParseIpv6(s, ip.bytes)) return std::nullopt;
   if (IsV4Mapped(ip.bytes)) {
     std::memmove(ip.bytes, ip.bytes + 12, 4);
     std::memset(ip.bytes + 4, 0, 12);
@@ -274,13 +322,9 @@ std::optional<Cidr> ParseCidr(std::string_view s) {
   Cidr cidr;
   // Parse the address as written (not mapped yet) to know its family's width.
   std::string_view addr = s.substr(0, slash);
-  char buf[INET6_ADDRSTRLEN + 1];
-  if (addr.empty() || addr.size() >= sizeof(buf)) return std::nullopt;
-  std::memcpy(buf, addr.data(), addr.size());
-  buf[addr.size()] = '\0';
   int max_prefix = 32;
-  if (inet_pton(AF_INET, buf, cidr.address.bytes) != 1) {
-    if (inet_pton(AF_INET6, buf, cidr.address.bytes) != 1) return std::nullopt;
+  if (!ParseIpv4(addr, cidr.address.bytes)) {
+    if (!ParseIpv6(addr, cidr.address.bytes)) return std::nullopt;
     cidr.address.v6 = true;
     max_prefix = 128;
   }
@@ -313,12 +357,14 @@ bool CidrContains(const Cidr& cidr, const IpAddress& ip) {
 
 // ---- the compiled form -----------------------------------------------------------
 
-// A Resource pattern or a String* / Arn* condition value. `parts` is empty
-// when it has no policy variables (the common case: matched as `text`
-// without any copying); otherwise it is expanded per request.
-struct Template {
+// A pattern of the policy: an action (lowercased), a principal ARN, a
+// Resource or a String* / Arn* condition value. `parts` is empty when it has
+// no policy variables (the common case: matched as `text` without any
+// copying); otherwise it is expanded per request.
+struct Pattern {
   enum class Part { kPattern, kVariable, kLiteral };
-  std::string text;  // as written
+  std::string text;           // as written
+  size_t literal_prefix = 0;  // LiteralPrefix(text)
   std::vector<std::pair<Part, std::string>> parts;
 };
 
@@ -376,9 +422,9 @@ struct Operator {
 
 // One policy value of a condition, compiled for its operator's family.
 struct Value {
-  Template text;     // String*, Arn*
-  double number = 0;  // Numeric*
-  int64_t date = 0;   // Date*: epoch seconds
+  Pattern text;          // String*, Arn*
+  double number = 0;     // Numeric*
+  int64_t date = 0;      // Date*: epoch seconds
   bool boolean = false;  // Bool, Null
   std::string binary;    // BinaryEquals: the decoded bytes
   Cidr cidr;             // IpAddress, NotIpAddress
@@ -392,7 +438,7 @@ struct Condition {
 
 struct PrincipalSet {
   bool everyone = false;
-  std::vector<std::string> arns;  // patterns; account ids stored as their root ARN
+  std::vector<Pattern> arns;  // account ids stored as their root ARN
   std::vector<std::string> canonical_ids;
 };
 
@@ -402,10 +448,10 @@ struct Statement {
   bool not_principal = false;
   PrincipalSet principals;
   bool not_action = false;
-  std::vector<std::string> actions;        // as written
-  std::vector<std::string> action_lower;   // what is matched
+  std::vector<std::string> actions;   // as written
+  std::vector<Pattern> action_lower;  // what is matched
   bool not_resource = false;
-  std::vector<Template> resources;
+  std::vector<Pattern> resources;
   std::vector<Condition> conditions;
 };
 
@@ -434,19 +480,19 @@ const std::string* VariableValue(const EvalRequest& r, std::string_view key) {
   return field != nullptr && !field->empty() ? field : nullptr;
 }
 
-// The pattern of a template for this request, with a mask marking the bytes
+// The text of a pattern with variables for this request, with a mask marking the bytes
 // that are literal (variable values and ${*} ${?} ${$}). False: a variable is
 // unresolved, and the pattern matches nothing.
-bool Expand(const Template& t, const EvalRequest& r, std::string* pattern, std::string* literal) {
+bool Expand(const Pattern& t, const EvalRequest& r, std::string* pattern, std::string* literal) {
   for (const auto& [kind, text] : t.parts) {
     std::string_view piece = text;
-    if (kind == Template::Part::kVariable) {
+    if (kind == Pattern::Part::kVariable) {
       const std::string* value = VariableValue(r, text);
       if (value == nullptr) return false;
       piece = *value;
     }
     pattern->append(piece);
-    literal->append(piece.size(), kind == Template::Part::kPattern ? '\0' : '\1');
+    literal->append(piece.size(), kind == Pattern::Part::kPattern ? '\0' : '\1');
   }
   return true;
 }
@@ -460,8 +506,11 @@ bool MatchText(Family how, std::string_view p, std::string_view literal, std::st
   }
 }
 
-bool MatchTemplate(const Template& t, Family how, std::string_view text, const EvalRequest& r) {
-  if (t.parts.empty()) return MatchText(how, t.text, {}, text);
+bool MatchPattern(const Pattern& t, Family how, std::string_view text, const EvalRequest& r) {
+  if (t.parts.empty()) {
+    return how == Family::kStringLike ? MatchGlob(t.text, t.literal_prefix, text, false)
+                                      : MatchText(how, t.text, {}, text);
+  }
   std::string pattern, literal;
   return Expand(t, r, &pattern, &literal) && MatchText(how, pattern, literal, text);
 }
@@ -521,7 +570,7 @@ std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const E
     default:
       if (f == Family::kArn && !LooksLikeArn(v)) return std::nullopt;
       for (const Value& p : c.values) {
-        if (MatchTemplate(p.text, f, v, r)) return true;
+        if (MatchPattern(p.text, f, v, r)) return true;
       }
       return false;
   }
@@ -562,8 +611,8 @@ bool ConditionHolds(const Condition& c, const EvalRequest& r) {
 bool PrincipalMatches(const PrincipalSet& set, const Principal& p) {
   if (set.everyone) return true;
   if (p.kind == Principal::Kind::kAnonymous) return false;
-  for (const std::string& arn : set.arns) {
-    if (MatchWildcards(arn, {}, p.arn, false)) return true;
+  for (const Pattern& arn : set.arns) {
+    if (MatchGlob(arn.text, arn.literal_prefix, p.arn, false)) return true;
   }
   for (const std::string& id : set.canonical_ids) {
     if (id == p.canonical_id) return true;
@@ -572,15 +621,17 @@ bool PrincipalMatches(const PrincipalSet& set, const Principal& p) {
 }
 
 bool ActionMatches(const Statement& s, std::string_view action) {
-  for (const std::string& pattern : s.action_lower) {
-    if (MatchWildcards(pattern, {}, action, /*ignore_case=*/true)) return !s.not_action;
+  for (const Pattern& pattern : s.action_lower) {
+    if (MatchGlob(pattern.text, pattern.literal_prefix, action, /*ignore_case=*/true)) {
+      return !s.not_action;
+    }
   }
   return s.not_action;
 }
 
 bool ResourceMatches(const Statement& s, const EvalRequest& r) {
-  for (const Template& t : s.resources) {
-    if (MatchTemplate(t, Family::kStringLike, r.resource, r)) return !s.not_resource;
+  for (const Pattern& t : s.resources) {
+    if (MatchPattern(t, Family::kStringLike, r.resource, r)) return !s.not_resource;
   }
   return s.not_resource;
 }
@@ -599,9 +650,10 @@ bool StatementMatches(const Statement& s, const EvalRequest& r) {
 // ---- IsPublic ------------------------------------------------------------------------
 
 constexpr std::string_view kPinningKeys[] = {
-    "aws:sourceip",         "aws:sourcearn",        "aws:sourcevpc",
-    "aws:sourcevpce",       "aws:sourceaccount",    "aws:principalaccount",
-    "aws:userid",           "aws:principalarn",     "s3:x-amz-server-side-encryption-aws-kms-key-id",
+    "aws:sourceip",      "aws:sourcearn",        "aws:sourcevpc",
+    "aws:sourcevpce",    "aws:sourceaccount",    "aws:principalaccount",
+    "aws:userid",        "aws:principalarn",
+    "s3:x-amz-server-side-encryption-aws-kms-key-id",
 };
 
 // A value that names one thing: no policy variable and, for the wildcard
@@ -644,6 +696,19 @@ bool StatementIsPublic(const Statement& s) {
 }
 
 // ---- compilation ------------------------------------------------------------------------
+
+int EvaluationCost(Family f) {
+  switch (f) {
+    case Family::kNull: return 0;
+    case Family::kBool:
+    case Family::kBinary:
+    case Family::kString:
+    case Family::kStringIgnoreCase: return 1;
+    case Family::kStringLike:
+    case Family::kArn: return 2;
+    default: return 3;  // values parsed per request: numbers, dates, addresses
+  }
+}
 
 std::optional<Operator> ParseOperator(std::string_view name) {
   Operator op;
@@ -693,13 +758,14 @@ bool IsAction(std::string_view a) {
 
 // `${key}` becomes a variable, `${*}` `${?}` `${$}` literal characters; a
 // `${` without a closing brace, or `${}`, stays text.
-Template CompileTemplate(std::string_view text, bool variables) {
-  Template t;
+Pattern CompilePattern(std::string_view text, bool variables) {
+  Pattern t;
   t.text = std::string(text);
+  t.literal_prefix = LiteralPrefix(text);
   if (!variables || text.find("${") == kNpos) return t;
   std::string pending;  // pattern text not yet added to t.parts
   auto flush = [&] {
-    if (!pending.empty()) t.parts.emplace_back(Template::Part::kPattern, std::move(pending));
+    if (!pending.empty()) t.parts.emplace_back(Pattern::Part::kPattern, std::move(pending));
     pending.clear();
   };
   size_t i = 0;
@@ -714,9 +780,9 @@ Template CompileTemplate(std::string_view text, bool variables) {
       pending.append(text.substr(i, open - i));
       flush();
       if (inner == "*" || inner == "?" || inner == "$") {
-        t.parts.emplace_back(Template::Part::kLiteral, std::string(inner));
+        t.parts.emplace_back(Pattern::Part::kLiteral, std::string(inner));
       } else {
-        t.parts.emplace_back(Template::Part::kVariable, AsciiLower(TrimBlanks(inner)));
+        t.parts.emplace_back(Pattern::Part::kVariable, AsciiLower(TrimBlanks(inner)));
       }
     }
     i = close + 1;
@@ -764,7 +830,9 @@ class Compiler {
     auto it = doc.find("Statement");
     if (it == doc.end()) return Fail("Policy is missing the Statement element");
     if (it->is_object()) return StatementAt(*it, 1, out);
-    if (!it->is_array() || it->empty()) return Fail("Statement must be an object or a non-empty array");
+    if (!it->is_array() || it->empty()) {
+      return Fail("Statement must be an object or a non-empty array");
+    }
     for (size_t i = 0; i < it->size(); ++i) {
       if (!StatementAt((*it)[i], i + 1, out)) return false;
     }
@@ -849,7 +917,8 @@ class Compiler {
     const Json* v = nullptr;
     if (!Either(s, "Principal", &v, &st->not_principal)) return false;
     if (kind_ == Policy::Kind::kIdentity) {
-      return v == nullptr || Fail("Principal and NotPrincipal are not allowed in an identity policy");
+      return v == nullptr ||
+             Fail("Principal and NotPrincipal are not allowed in an identity policy");
     }
     if (v == nullptr) return Fail("missing Principal");
     st->has_principal = true;
@@ -875,9 +944,9 @@ class Compiler {
         if (id == "*") {
           set->everyone = true;
         } else if (id.size() == 12 && AllDigits(id)) {
-          set->arns.push_back("arn:aws:iam::" + id + ":root");
+          set->arns.push_back(CompilePattern("arn:aws:iam::" + id + ":root", false));
         } else if (id.starts_with("arn:")) {
-          set->arns.push_back(id);
+          set->arns.push_back(CompilePattern(id, false));
         } else {
           return Fail("Invalid principal in policy: " + id);
         }
@@ -900,7 +969,7 @@ class Compiler {
     if (!Strings(*v, st->not_action ? "NotAction" : "Action", &st->actions)) return false;
     for (const std::string& a : st->actions) {
       if (!IsAction(a)) return Fail("Policy has invalid action: " + a);
-      st->action_lower.push_back(AsciiLower(a));
+      st->action_lower.push_back(CompilePattern(AsciiLower(a), false));
     }
     return true;
   }
@@ -913,7 +982,7 @@ class Compiler {
     if (!Strings(*v, st->not_resource ? "NotResource" : "Resource", &patterns)) return false;
     for (const std::string& p : patterns) {
       if (p != "*" && !p.starts_with("arn:")) return Fail("Policy has invalid resource: " + p);
-      st->resources.push_back(CompileTemplate(p, variables_));
+      st->resources.push_back(CompilePattern(p, variables_));
     }
     return true;
   }
@@ -939,6 +1008,12 @@ class Compiler {
         st->conditions.push_back(std::move(c));
       }
     }
+    // All conditions must hold, in any order: the cheap ones first, so a
+    // failing one spares parsing numbers, dates and addresses.
+    std::stable_sort(st->conditions.begin(), st->conditions.end(),
+                     [](const Condition& a, const Condition& b) {
+                       return EvaluationCost(a.op.family) < EvaluationCost(b.op.family);
+                     });
     return true;
   }
 
@@ -946,7 +1021,9 @@ class Compiler {
     if (v.is_array() && v.empty()) return Fail("Condition " + op_name + " has no values");
     auto add = [&](const Json& e) {
       auto text = ScalarText(e);
-      if (!text) return Fail("Condition " + op_name + " values must be strings, numbers or booleans");
+      if (!text) {
+        return Fail("Condition " + op_name + " values must be strings, numbers or booleans");
+      }
       Value value;
       if (!CompileValue(*text, c->op.family, &value)) return false;
       c->values.push_back(std::move(value));
@@ -993,7 +1070,7 @@ class Compiler {
         return true;
       }
       default:
-        value->text = CompileTemplate(text, variables_);
+        value->text = CompilePattern(text, variables_);
         return true;
     }
   }
@@ -1069,7 +1146,7 @@ Decision Policy::Evaluate(const EvalRequest& request) const {
 std::vector<std::string> Policy::ResourcePatterns() const {
   std::vector<std::string> out;
   for (const Statement& s : compiled_->statements) {
-    for (const Template& t : s.resources) out.push_back(t.text);
+    for (const Pattern& t : s.resources) out.push_back(t.text);
   }
   return out;
 }
@@ -1092,7 +1169,7 @@ bool Policy::IsPublic() const {
 size_t Policy::statement_count() const { return compiled_->statements.size(); }
 
 bool WildcardMatch(std::string_view pattern, std::string_view text, bool ignore_case) {
-  return MatchWildcards(pattern, {}, text, ignore_case);
+  return MatchGlob(pattern, LiteralPrefix(pattern), text, ignore_case);
 }
 
 }  // namespace strata::auth

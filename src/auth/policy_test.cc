@@ -331,7 +331,8 @@ TEST(PolicyTest, IpAddressOperators) {
        {{"aws:sourceip", {"10.200.0.1"}}}, true},
       {R"({"IpAddress":{"aws:SourceIp":["192.0.2.0/24","10.0.0.0/8"]}})",
        {{"aws:sourceip", {"10.0.0.1"}}}, true},
-      {R"({"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}})", {{"aws:sourceip", {"10.0.0.1"}}}, false},
+      {R"({"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}})", {{"aws:sourceip", {"10.0.0.1"}}},
+       false},
       {R"({"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}})", {{"aws:sourceip", {"11.0.0.1"}}}, true},
       {R"({"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}})", {{"aws:sourceip", {"bogus"}}}, false},
       {R"({"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}})", {}, true},
@@ -457,7 +458,8 @@ TEST(PolicyTest, ParseErrors) {
       {R"({"Statement":{"Effect":"Allow","Action":"*","Resource":"*"}})", kR, "missing Principal"},
       {R"({"Statement":{"Effect":"Allow","Principal":"alice","Action":"*","Resource":"*"}})", kR,
        "Invalid principal in policy: alice"},
-      {R"({"Statement":{"Effect":"Allow","Principal":{"AWS":"alice"},"Action":"*","Resource":"*"}})",
+      {R"({"Statement":{"Effect":"Allow","Principal":{"AWS":"alice"},)"
+       R"("Action":"*","Resource":"*"}})",
        kR, "Invalid principal in policy: alice"},
       {R"({"Statement":{"Effect":"Allow","Principal":{"Foo":"x"},"Action":"*","Resource":"*"}})",
        kR, "Invalid principal type in policy: Foo"},
@@ -520,7 +522,8 @@ TEST(PolicyTest, HostileDocumentsAreErrorsNotCrashes) {
 TEST(PolicyTest, AcceptedForms) {
   // A single statement object, no Version, Id, Sid, arrays everywhere.
   Policy p = MustParse(R"({"Id":"x","Statement":{"Sid":"s","Effect":"Allow","Principal":"*",
-      "Action":["s3:GetObject","S3:PutObject"],"Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]}})");
+      "Action":["s3:GetObject","S3:PutObject"],
+      "Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]}})");
   EXPECT_EQ(p.statement_count(), 1u);
   EXPECT_EQ(p.ActionPatterns(), (std::vector<std::string>{"s3:GetObject", "S3:PutObject"}));
   EXPECT_EQ(p.ResourcePatterns(), (std::vector<std::string>{"arn:aws:s3:::b", "arn:aws:s3:::b/*"}));
@@ -542,9 +545,8 @@ TEST(PolicyTest, DenyOverridesAllowInOnePolicy) {
   for (bool deny_first : {false, true}) {
     std::string allow = R"({"Effect":"Allow","Action":"s3:*","Resource":"*"})";
     std::string deny = R"({"Effect":"Deny","Action":"s3:DeleteObject","Resource":"*"})";
-    Policy p = MustParse(R"({"Statement":[)" + (deny_first ? deny + "," + allow : allow + "," + deny) +
-                             "]}",
-                         Policy::Kind::kIdentity);
+    const std::string statements = deny_first ? deny + "," + allow : allow + "," + deny;
+    Policy p = MustParse(R"({"Statement":[)" + statements + "]}", Policy::Kind::kIdentity);
     EXPECT_EQ(Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::b/k"), Decision::kAllow);
     EXPECT_EQ(Eval(p, kAlice, "s3:DeleteObject", "arn:aws:s3:::b/k"), Decision::kDeny);
     EXPECT_EQ(Eval(p, kAlice, "iam:CreateUser", "arn:aws:s3:::b/k"), Decision::kNotApplicable);
@@ -823,8 +825,9 @@ TEST(PolicyTest, PolicyVariablesInConditions) {
   MapConditionContext mine = Context({{"s3:prefix", {"home/alice/"}}});
   MapConditionContext deeper = Context({{"s3:prefix", {"home/alice/docs/"}}});
   MapConditionContext theirs = Context({{"s3:prefix", {"home/bob/"}}});
-  Policy eq = MustParse(ConditionPolicy(R"({"StringEquals":{"s3:prefix":"home/${aws:username}/"}})"),
-                        Policy::Kind::kIdentity);
+  Policy eq = MustParse(
+      ConditionPolicy(R"({"StringEquals":{"s3:prefix":"home/${aws:username}/"}})"),
+      Policy::Kind::kIdentity);
   EXPECT_EQ(Eval(eq, kAlice, "s3:GetObject", "*", &mine), Decision::kAllow);
   EXPECT_EQ(Eval(eq, kAlice, "s3:GetObject", "*", &theirs), Decision::kNotApplicable);
   Policy like = MustParse(
@@ -887,7 +890,8 @@ TEST(PolicyTest, ExampleIpAllowListByDeny) {
   Policy p = MustParse(R"({"Version":"2012-10-17","Statement":[{"Sid":"IPAllowList",
       "Effect":"Deny","Principal":"*","Action":"s3:*",
       "Resource":["arn:aws:s3:::examplebucket","arn:aws:s3:::examplebucket/*"],
-      "Condition":{"NotIpAddress":{"aws:SourceIp":["192.0.2.0/24","2001:DB8:1234:5678::/64"]}}}]})");
+      "Condition":{"NotIpAddress":{"aws:SourceIp":
+                      ["192.0.2.0/24","2001:DB8:1234:5678::/64"]}}}]})");
   auto from = [&](const char* ip) {
     MapConditionContext ctx = Context({{"aws:sourceip", {ip}}});
     return Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::examplebucket/k", &ctx);
@@ -972,7 +976,9 @@ TEST(PolicyTest, IsPublic) {
       {"Allow", R"("NotPrincipal":{"AWS":"111122223333"})", "", true},
       {"Allow", R"("Principal":{"AWS":"111122223333"})", "", false},
       {"Allow", R"("Principal":{"AWS":"arn:aws:iam::111122223333:user/*"})", "", false},
-      {"Allow", R"("Principal":{"CanonicalUser":"79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"})",
+      {"Allow",
+       R"("Principal":{"CanonicalUser":)"
+       R"("79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"})",
        "", false},
       {"Deny", R"("Principal":"*")", "", false},
       // Conditions that pin the caller to fixed values.
@@ -990,7 +996,8 @@ TEST(PolicyTest, IsPublic) {
       {"Allow", R"("Principal":"*")", R"({"StringEquals":{"aws:PrincipalAccount":"111122223333"}})",
        false},
       {"Allow", R"("Principal":"*")",
-       R"({"StringEquals":{"s3:x-amz-server-side-encryption-aws-kms-key-id":"arn:aws:kms:us-east-1:111122223333:key/k"}})",
+       R"({"StringEquals":{"s3:x-amz-server-side-encryption-aws-kms-key-id":)"
+       R"("arn:aws:kms:us-east-1:111122223333:key/k"}})",
        false},
       {"Allow", R"("Principal":"*")",
        R"({"ArnEquals":{"aws:PrincipalArn":"arn:aws:iam::111122223333:user/alice"}})", false},

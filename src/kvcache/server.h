@@ -33,6 +33,13 @@ class ConnectionPool;
 // Makes a thread running fn; may throw (std::system_error) like std::thread.
 using ThreadFactory = std::function<std::thread(std::function<void()>)>;
 
+struct NamespaceRights {
+  bool read = true;   // LOOKUP, LOOKUP_EACH, GET, EVENTS, STATS
+  bool write = true;  // PUT, DELETE, PIN, UNPIN
+  bool admin = true;  // quota and TTL in OPEN_NAMESPACE
+  bool any() const { return read || write || admin; }
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 9100;              // 0: an ephemeral port (see Server::port)
@@ -61,9 +68,18 @@ struct ServerOptions {
   // Operators (the root identity): may open any identity's namespace and set
   // its quota and TTL. Null: nobody.
   std::function<bool(std::string_view access_key)> is_operator;
+  // What an identity may do in the namespace whose bucket is `bucket`
+  // (strata:KvRead / KvWrite / KvAdmin by policy, auth/authorizer.h),
+  // decided once per OPEN_NAMESPACE. Set: it replaces the owner rule (a
+  // policy may share a namespace), an identity with no right is DENIED before
+  // anything is created, and quota / TTL need admin. Null: every right for the
+  // namespace's owner and the operators, nobody else.
+  std::function<NamespaceRights(std::string_view access_key, const std::string& bucket)>
+      namespace_rights;
   // Creates every thread of the server (tests inject failures). Null: std::thread.
   ThreadFactory thread_factory;
 };
+
 
 // What every connection shares.
 struct ServerContext {

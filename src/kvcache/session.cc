@@ -348,7 +348,19 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
     Reply(h, WireStatus::kInvalid);
     return;
   }
-  auto ns = ctx_->registry->Open(d, identity_, ctx_->IsOperator(identity_));
+  NamespaceRights rights;  // without a policy hook: all, for the owner and operators
+  bool any_owner = ctx_->IsOperator(identity_);
+  if (ctx_->options.namespace_rights) {
+    rights = ctx_->options.namespace_rights(identity_, proto::NamespaceBucket(proto::NamespaceDigest(d)));
+    // Nothing is created for an identity that may not use the namespace, and
+    // only an admin of it changes its quota or TTL.
+    if (!rights.any() || (!rights.admin && (d.quota_bytes != 0 || d.ttl_s != 0))) {
+      Reply(h, WireStatus::kDenied);
+      return;
+    }
+    any_owner = true;  // the policy said who may open it
+  }
+  auto ns = ctx_->registry->Open(d, identity_, any_owner);
   if (!ns.ok()) {
     if (ns.status().code() == Code::kPermissionDenied) {
       Reply(h, WireStatus::kDenied);
@@ -365,7 +377,12 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
     return;
   }
   auto [it, added] = handle_of_.try_emplace(*ns, handles_.size() + 1);
-  if (added) handles_.push_back(*ns);
+  if (added) {
+    handles_.push_back(*ns);
+    rights_.push_back(rights);
+  } else {
+    rights_[it->second - 1] = rights;
+  }
   proto::OpenNamespaceResponse r;
   r.handle = it->second;
   r.digest = (*ns)->digest();
@@ -375,25 +392,33 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
   Reply(h, WireStatus::kOk, proto::EncodeOpenNamespaceResponse(r));
 }
 
-Namespace* Session::Resolve(const FrameHeader& h, bool decoded, uint64_t handle) {
+Namespace* Session::Resolve(const FrameHeader& h, bool decoded, uint64_t handle, Need need) {
   if (!decoded) {
     Reply(h, WireStatus::kInvalid);
     return nullptr;
   }
   Namespace* ns = Lookup(handle);
-  if (ns == nullptr) Reply(h, WireStatus::kNotFound);
+  if (ns == nullptr) {
+    Reply(h, WireStatus::kNotFound);
+    return nullptr;
+  }
+  const NamespaceRights& r = rights_[handle - 1];
+  if (!(need == Need::kRead ? r.read : r.write)) {
+    Reply(h, WireStatus::kDenied);
+    return nullptr;
+  }
   return ns;
 }
 
 Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
-                               proto::KeysRequest* req) {
+                               proto::KeysRequest* req, Need need) {
   bool decoded = proto::DecodeKeysRequest(payload, req);
-  return Resolve(h, decoded, req->ns);
+  return Resolve(h, decoded, req->ns, need);
 }
 
 void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
   proto::KeysRequest req;
-  Namespace* ns = DecodeKeys(h, payload, &req);
+  Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
   size_t n;
   {
@@ -406,7 +431,7 @@ void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
 
 void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
   proto::KeysRequest req;
-  Namespace* ns = DecodeKeys(h, payload, &req);
+  Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
   std::vector<bool> present(req.keys.size());
   {
@@ -420,7 +445,7 @@ void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
 void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {
   proto::EventsRequest req;
   bool decoded = proto::DecodeEventsRequest(payload, &req);
-  Namespace* ns = Resolve(h, decoded, req.ns);
+  Namespace* ns = Resolve(h, decoded, req.ns, Need::kRead);
   if (ns == nullptr) return;
   Reply(h, WireStatus::kOk, proto::EncodeEventsResponse(ns->events.Read(req.since, req.max_events)));
 }
@@ -428,7 +453,7 @@ void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {
 void Session::HandleStats(const FrameHeader& h, std::string_view payload) {
   uint64_t handle = 0;
   bool decoded = proto::DecodeNamespaceRequest(payload, &handle);
-  Namespace* ns = Resolve(h, decoded, handle);
+  Namespace* ns = Resolve(h, decoded, handle, Need::kRead);
   if (ns == nullptr) return;
   proto::NamespaceStats s;
   {

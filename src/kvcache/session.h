@@ -98,11 +98,13 @@ class Session {
   Namespace* Lookup(uint64_t handle) const;
   // The namespace of a decoded request's handle; on failure it has already
   // replied (INVALID when !decoded, NOT_FOUND for an unknown handle): null.
-  Namespace* Resolve(const proto::FrameHeader& h, bool decoded, uint64_t handle);
+  // Also DENIED when the handle lacks the right the request needs.
+  enum class Need { kRead, kWrite };
+  Namespace* Resolve(const proto::FrameHeader& h, bool decoded, uint64_t handle, Need need);
   // Decodes a (ns, keys) request and resolves its handle; on failure it has
   // already replied (INVALID / NOT_FOUND) and returns null.
   Namespace* DecodeKeys(const proto::FrameHeader& h, std::string_view payload,
-                        proto::KeysRequest* req);
+                        proto::KeysRequest* req, Need need);
 
   const ServerContext* ctx_;
   Connection* conn_;
@@ -122,6 +124,7 @@ class Session {
   std::string identity_;
 
   std::vector<Namespace*> handles_;  // handle h is handles_[h - 1]
+  std::vector<NamespaceRights> rights_;  // of handles_[i], from its latest OPEN_NAMESPACE
   std::unordered_map<Namespace*, uint64_t> handle_of_;
 };
 

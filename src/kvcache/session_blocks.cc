@@ -54,7 +54,7 @@ WireStatus StorageStatus(const Status& st) {
 Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
   proto::GetRequest req;
   bool decoded = proto::DecodeGetRequest(payload, &req);
-  Namespace* ns = Resolve(h, decoded, req.ns);
+  Namespace* ns = Resolve(h, decoded, req.ns, Need::kRead);
   if (ns == nullptr) return Status::OK();
   const size_t n = req.items.size();
   std::vector<proto::GetResult> results(n, {WireStatus::kNotFound, 0});
@@ -215,9 +215,9 @@ Status Session::HandlePut(const FrameHeader& h) {
     return Status::OK();
   }
   Namespace* ns = Lookup(req.ns);
-  if (ns == nullptr) {
+  if (ns == nullptr || !rights_[req.ns - 1].write) {
     RETURN_IF_ERROR(Skip(body_bytes));
-    Reply(h, WireStatus::kNotFound);
+    Reply(h, ns == nullptr ? WireStatus::kNotFound : WireStatus::kDenied);
     return Status::OK();
   }
   std::vector<WireStatus> statuses;
@@ -333,7 +333,7 @@ Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item
 
 void Session::HandleDelete(const FrameHeader& h, std::string_view payload) {
   proto::KeysRequest req;
-  Namespace* ns = DecodeKeys(h, payload, &req);
+  Namespace* ns = DecodeKeys(h, payload, &req, Need::kWrite);
   if (ns == nullptr) return;
   std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
   std::vector<std::string> removed;
@@ -358,7 +358,7 @@ void Session::HandlePin(const FrameHeader& h, std::string_view payload, bool pin
     req.ns = k.ns;
     req.keys = std::move(k.keys);
   }
-  Namespace* ns = Resolve(h, ok, req.ns);
+  Namespace* ns = Resolve(h, ok, req.ns, Need::kWrite);
   if (ns == nullptr) return;
   std::vector<WireStatus> statuses(req.keys.size(), WireStatus::kNotFound);
   {

@@ -93,9 +93,9 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   bb = DecodeBucketRecord(v4);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->policy, b.policy);
-  std::string v3 = v4.substr(0, v4.size() - 1 - b.policy.size());
-  v3[0] = 3;
-  bb = DecodeBucketRecord(v3);
+  std::string bucket_v3 = v4.substr(0, v4.size() - 1 - b.policy.size());
+  bucket_v3[0] = 3;
+  bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->policy, "");
   EXPECT_EQ(bb->default_retention, b.default_retention);

@@ -11,6 +11,7 @@
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
 #include "s3/ops/versioning.h"
+#include "s3/post_policy.h"
 
 namespace strata::s3 {
 
@@ -267,8 +268,11 @@ OpResult AuthorizeRequest(OpContext& ctx) {
     if (p.kind == Principal::Kind::kRoot) return std::nullopt;
     return AccessDeniedError();
   }
-  // Their handlers check each key they write or delete.
-  if (op == Op::kPostObject || op == Op::kDeleteObjects) return std::nullopt;
+  // Their handlers check each key they write or delete (a browser form's
+  // signer is known once PostObject has read the form).
+  const std::string* content_type = ctx.http.Header("content-type");
+  const bool form = content_type && IsMultipartFormData(*content_type);
+  if ((op == Op::kPostObject && form) || op == Op::kDeleteObjects) return std::nullopt;
   if (!Check(ctx, RouteAction(ctx), ctx.route.bucket, ctx.route.key, nullptr,
              ManagesBucketPolicy(op))) {
     return AccessDeniedError();

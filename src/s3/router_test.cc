@@ -175,7 +175,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 38u);
+  EXPECT_EQ(ops.size(), 42u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -200,6 +200,17 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(CopySourceAction(Op::kCopyObject), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kUploadPartCopy), "s3:GetObject");
   EXPECT_EQ(CopySourceAction(Op::kPutObject), "");
+  EXPECT_EQ(RequiredAction(Op::kGetBucketPolicyStatus), "s3:GetBucketPolicyStatus");
+  EXPECT_EQ(RequiredAction(Op::kDeleteBucketPolicy), "s3:DeleteBucketPolicy");
+}
+
+TEST(Router, BucketPolicyRoutes) {
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?policy")).op, Op::kPutBucketPolicy);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?policy")).op, Op::kGetBucketPolicy);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?policy")).op, Op::kDeleteBucketPolicy);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?policyStatus")).op, Op::kGetBucketPolicyStatus);
+  EXPECT_EQ(Err(Req("POST", "/bucket?policy")), ErrorCode::kMethodNotAllowed);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?policyStatus")), ErrorCode::kMethodNotAllowed);
 }
 
 }  // namespace

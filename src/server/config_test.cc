@@ -326,7 +326,24 @@ TEST(CommandLine, UsageErrors) {
   EXPECT_CONTAINS(refused({}).message, "missing command");
   EXPECT_EQ(refused({}).exit_code(), 2);
   EXPECT_CONTAINS(refused({"serve"}).message, "serve");
-  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal or rebuild-index");
+  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group or policy");
+  EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p"}).message, "--user or --group");
+  EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p", "--user", "u", "--group", "g"}).message,
+                  "--user or --group");
+  {
+    auto parsed = ParseCommandLine({"admin", "policy", "attach", "p", "--group", "g"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    const auto& iam = std::get<AdminIamCommand>(std::get<Command>(parsed));
+    EXPECT_EQ(iam.method, "POST");
+    EXPECT_EQ(iam.action, "policy-attach");
+    std::vector<std::pair<std::string, std::string>> want = {{"name", "p"}, {"group", "g"}};
+    EXPECT_EQ(iam.query, want);
+    parsed = ParseCommandLine({"admin", "group", "add", "readers", "bob"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    want = {{"group", "readers"}, {"user", "bob"}};
+    EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).query, want);
+    EXPECT_CONTAINS(refused({"admin", "user"}).message, "subcommand");
+  }
   EXPECT_CONTAINS(refused({"admin", "scrub"}).message, "scrub");
   EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--data", "/m"}).message, "needs --drives");
   EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--drives", "/a", "--listen", "h:1"}).message,

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "auth/authorizer.h"
 #include "auth/identities.h"
 #include "common/log.h"
 #include "http/server.h"
@@ -118,6 +119,32 @@ uint64_t HalfOfCapacity(const Config& cfg) {
   int k = cfg.ec_k, m = cfg.ec_m;
   if (k <= 0 || m < 0) storage::DefaultLayout(static_cast<int>(cfg.drives.size()), &k, &m);
   return total / 2 * static_cast<uint64_t>(k) / static_cast<uint64_t>(k + m);
+}
+
+// The KV tier's namespace rights: strata:KvRead / KvWrite / KvAdmin on the
+// namespace's bucket, by the caller's identity policies and the bucket's
+// policy (auth/authorizer.h: root has all of them unless a policy denies).
+kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, object::ObjectEngine* engine,
+                                           std::string_view access_key,
+                                           const std::string& bucket) {
+  kvcache::NamespaceRights rights{false, false, false};
+  auto caller = ids->Resolve(access_key);
+  if (!caller) return rights;
+  std::optional<auth::Policy> bucket_policy;
+  if (auto rec = engine->GetBucket(bucket); rec.ok() && !rec->policy.empty()) {
+    auto parsed = auth::Policy::Parse(rec->policy, auth::Policy::Kind::kResource);
+    if (auto* p = std::get_if<auth::Policy>(&parsed)) bucket_policy = std::move(*p);
+  }
+  const std::string arn = "arn:aws:s3:::" + bucket;
+  auto allowed = [&](std::string_view action) {
+    auth::AccessQuery q{action, arn, nullptr};
+    return auth::Authorize(*caller, bucket_policy ? &*bucket_policy : nullptr, q) ==
+           auth::AccessDecision::kAllow;
+  };
+  rights.read = allowed("strata:KvRead");
+  rights.write = allowed("strata:KvWrite");
+  rights.admin = allowed("strata:KvAdmin");
+  return rights;
 }
 
 int RunServer(const Config& cfg) {
@@ -232,6 +259,9 @@ int RunServer(const Config& cfg) {
     kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
     kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
+    kvo.namespace_rights = [ids, eng = engine->get()](std::string_view ak, const std::string& b) {
+      return KvNamespaceRights(ids, eng, ak, b);
+    };
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {
       kv = std::move(started).value();

@@ -9,7 +9,8 @@ with and without x-amz-bypass-governance-retention) with AWS's error codes;
 a short retention passing its date releases the version; a "backup
 application" run against an attacker holding the root keys; aws s3api.
 
-Only the root identity exists today: the second-identity cases are skipped.
+The cases of identities other than root (the bypass permission, retention
+rights) are in test_iam.py.
 
 Run: STRATA_BIN=build/strata /usr/bin/python3 -m unittest tests/integration/test_object_lock.py -v
 """
@@ -722,11 +723,8 @@ class LockMatrixTest(LockCase):
         r = self.delete_version(self.bucket, "bypass-free", vid, bypass=True)
         self.assertEqual(r.status, 204, r)
 
-    @unittest.skip("needs a second identity (IAM users / policies are a later issue): a user without "
-                   "s3:BypassGovernanceRetention gets AccessDenied with the bypass header; a user without "
-                   "s3:PutObjectRetention cannot extend")
-    def test_second_identity(self):
-        pass
+    # A second identity (a user without s3:BypassGovernanceRetention, without
+    # s3:PutObjectRetention): test_iam.py, PolicyEnforcementTest.
 
 
 # ==========================================================================
