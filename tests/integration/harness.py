@@ -293,6 +293,37 @@ def signed_request(server, method, path, query="", headers=None, body=b"", host=
         conn.close()
 
 
+def admin(server, method, action, body=b"", **query):
+    """One admin API call as root (/_strata/admin/<action>): (status, JSON document)."""
+    import json
+    import urllib.parse
+    q = "&".join(f"{k}={urllib.parse.quote(v, safe='')}" for k, v in query.items())
+    r = signed_request(server, method, "/_strata/admin/" + action, query=q, body=body)
+    try:
+        doc = json.loads(r.body) if r.body else {}
+    except ValueError:
+        doc = {"raw": r.body}
+    return r.status, doc
+
+
+def make_user(server, name, policy=None):
+    """Creates user `name` with one access key and, if given, an identity
+    policy (JSON text) attached; returns {name, ak, sk, arn, canonical_id}."""
+    st, doc = admin(server, "POST", "user-create", name=name)
+    assert st == 200, doc
+    st, key = admin(server, "POST", "key-create", user=name)
+    assert st == 200, key
+    if policy is not None:
+        st, doc = admin(server, "PUT", "policy", body=policy.encode(), name="p-" + name)
+        assert st == 200, doc
+        st, doc = admin(server, "POST", "policy-attach", name="p-" + name, user=name)
+        assert st == 200, doc
+    st, info = admin(server, "GET", "user", name=name)
+    assert st == 200, info
+    return {"name": name, "ak": key["access_key"], "sk": key["secret_key"], "arn": info["arn"],
+            "canonical_id": info["canonical_id"]}
+
+
 def xml_strip_ns(elem):
     for e in elem.iter():
         if isinstance(e.tag, str) and "}" in e.tag:

@@ -19,24 +19,13 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from botocore.exceptions import ClientError  # noqa: E402
 
-from harness import (ACCESS_KEY, SECRET_KEY, REGION, Server, ServerTestCase, parse_xml,  # noqa: E402
-                     signed_request, unique_name)
-
-
-def admin(server, method, action, body=b"", **query):
-    q = "&".join(f"{k}={urllib.parse.quote(v, safe='')}" for k, v in query.items())
-    r = signed_request(server, method, "/_strata/admin/" + action, query=q, body=body)
-    try:
-        doc = json.loads(r.body) if r.body else {}
-    except ValueError:
-        doc = {"raw": r.body}
-    return r.status, doc
+from harness import (ACCESS_KEY, SECRET_KEY, Server, ServerTestCase, admin, make_user,  # noqa: E402
+                     parse_xml, signed_request, unique_name)
 
 
 def raw_request(server, method, target, headers=None, body=None, source="127.0.0.1"):
@@ -63,21 +52,7 @@ class IamCase(ServerTestCase):
     """Helpers: make users with keys and policies, clients for them."""
 
     def make_user(self, tag, policy=None):
-        name = f"{tag}-{unique_name('u')}"[:64]
-        st, doc = admin(self.server, "POST", "user-create", name=name)
-        self.assertEqual(st, 200, doc)
-        st, key = admin(self.server, "POST", "key-create", user=name)
-        self.assertEqual(st, 200, key)
-        if policy is not None:
-            pname = "p-" + name
-            st, doc = admin(self.server, "PUT", "policy", body=policy.encode(), name=pname)
-            self.assertEqual(st, 200, doc)
-            st, doc = admin(self.server, "POST", "policy-attach", name=pname, user=name)
-            self.assertEqual(st, 200, doc)
-        st, info = admin(self.server, "GET", "user", name=name)
-        self.assertEqual(st, 200, info)
-        return {"name": name, "ak": key["access_key"], "sk": key["secret_key"], "arn": info["arn"],
-                "canonical_id": info["canonical_id"]}
+        return make_user(self.server, f"{tag}-{unique_name('u')}"[:64], policy)
 
     def client(self, user, **cfg):
         c = self.server.boto3_client(access_key=user["ak"], secret_key=user["sk"], **cfg)
