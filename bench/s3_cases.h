@@ -69,5 +69,8 @@ void RunList(const CaseOptions& opt, const Target& target, Report& report);
 // and with version_depth versions each; PUT 4 KiB into a versioned bucket
 // vs an unversioned one.
 void RunVersions(const CaseOptions& opt, const Target& target, Report& report);
+// Access control (access_cases.cc): policy evaluation cost; GET 4 KiB by a
+// user through a 20-statement bucket policy vs root without one.
+void RunAccess(const CaseOptions& opt, const Target& target, Report& report);
 
 }  // namespace strata::bench

@@ -54,10 +54,10 @@ namespace strata::bench {
 namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
-                                         "put_large", "get_large", "list", "versions", "ec",    "kv",
-                                         "kv_index"};
-const std::set<std::string> kS3Cases = {"put4k",     "get4k", "put_large",
-                                        "get_large", "list",  "versions"};
+                                         "put_large", "get_large", "list", "versions", "access", "ec",
+                                         "kv",        "kv_index"};
+const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
+                                        "list",  "versions", "access"};
 
 struct Options {
   bool smoke = false;
@@ -143,7 +143,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, ec, kv, kv_index")
+                             "get4k, put_large, get_large, list, versions, access, ec, kv, kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -275,7 +275,8 @@ void RunS3(const Options& opt, const Target& target, Report& report) {
       {"put_large", RunLargePut},
       {"get_large", RunLargeGet},
       {"list", RunList},
-      {"versions", RunVersions}};
+      {"versions", RunVersions},
+      {"access", RunAccess}};
   for (const auto& [name, run] : cases) {
     if (!opt.cases.count(name)) continue;
     RunS3Case((std::string(name) + " setup").c_str(), report, [&] { run(o, target, report); });

@@ -527,10 +527,18 @@ bool Compared(T a, T b, Compare c) {
   return false;
 }
 
+// What one Evaluate has parsed of the request's values already: the address
+// of aws:SourceIp is tested by many statements of a policy, parsed once.
+struct EvalScratch {
+  const std::string* ip_text = nullptr;  // the request value parsed below
+  std::optional<IpAddress> ip;
+};
+
 // Whether one request value matches any of the policy values under the
 // operator's positive form. nullopt: the value is malformed for the operator
 // (not a number, date, address or ARN), which no operator accepts, negated or not.
-std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const EvalRequest& r) {
+std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const EvalRequest& r,
+                               EvalScratch* scratch) {
   const Family f = c.op.family;
   switch (f) {
     case Family::kNumeric: {
@@ -550,7 +558,11 @@ std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const E
       return false;
     }
     case Family::kIp: {
-      auto ip = ParseIp(v);
+      if (scratch->ip_text != &v) {
+        scratch->ip = ParseIp(v);
+        scratch->ip_text = &v;
+      }
+      const std::optional<IpAddress>& ip = scratch->ip;
       if (!ip) return std::nullopt;
       for (const Value& p : c.values) {
         if (CidrContains(p.cidr, *ip)) return true;
@@ -576,7 +588,7 @@ std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const E
   }
 }
 
-bool ConditionHolds(const Condition& c, const EvalRequest& r) {
+bool ConditionHolds(const Condition& c, const EvalRequest& r, EvalScratch* scratch) {
   const std::vector<std::string>* values = RequestValues(r, c.key);
   const bool absent = values == nullptr || values->empty();
   if (c.op.family == Family::kNull) {
@@ -600,7 +612,7 @@ bool ConditionHolds(const Condition& c, const EvalRequest& r) {
   const bool need_all = c.op.qualifier == Qualifier::kForAllValues ||
                         (c.op.qualifier == Qualifier::kNone && c.op.negated);
   for (const std::string& v : *values) {
-    auto any = MatchesAny(c, v, r);
+    auto any = MatchesAny(c, v, r, scratch);
     const bool satisfied = any.has_value() && *any != c.op.negated;
     if (need_all && !satisfied) return false;
     if (!need_all && satisfied) return true;
@@ -636,13 +648,13 @@ bool ResourceMatches(const Statement& s, const EvalRequest& r) {
   return s.not_resource;
 }
 
-bool StatementMatches(const Statement& s, const EvalRequest& r) {
+bool StatementMatches(const Statement& s, const EvalRequest& r, EvalScratch* scratch) {
   if (s.has_principal && PrincipalMatches(s.principals, Caller(r)) == s.not_principal) {
     return false;
   }
   if (!ActionMatches(s, r.action) || !ResourceMatches(s, r)) return false;
   for (const Condition& c : s.conditions) {
-    if (!ConditionHolds(c, r)) return false;
+    if (!ConditionHolds(c, r, scratch)) return false;
   }
   return true;
 }
@@ -1134,9 +1146,10 @@ std::variant<Policy, PolicyError> Policy::Parse(std::string_view json, Kind kind
 
 Decision Policy::Evaluate(const EvalRequest& request) const {
   bool allowed = false;
+  EvalScratch scratch;
   for (const Statement& s : compiled_->statements) {
     if (allowed && !s.deny) continue;  // once allowed, only a deny can change the answer
-    if (!StatementMatches(s, request)) continue;
+    if (!StatementMatches(s, request, &scratch)) continue;
     if (s.deny) return Decision::kDeny;
     allowed = true;
   }
