@@ -2,9 +2,38 @@
 # The run command: installs Debian packages, builds, and starts `strata server`
 # on 127.0.0.1:9000 with ./data as its data directory. Extra arguments are
 # passed to `strata server` (e.g. --listen 0.0.0.0:9000 --data /srv/strata).
+#
+#   scripts/run.sh --tls-self-signed [server flags]
+#     also serves HTTPS on 127.0.0.1:9443 with a self-signed certificate for
+#     localhost / 127.0.0.1, made once in DATA/tls/ (cert.pem, key.pem 0600),
+#     and prints how to make clients trust it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+self_signed=0
+args=()
+data="./data"
+prev=""
+for a in "$@"; do
+  if [[ "$a" == --tls-self-signed ]]; then self_signed=1; continue; fi
+  [[ "$prev" == --data ]] && data="$a"
+  [[ "$a" == --data=* ]] && data="${a#--data=}"
+  args+=("$a")
+  prev="$a"
+done
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" strata
 cd "$root"
-exec ./build/strata server "$@"
+if [[ $self_signed == 1 ]]; then
+  tls="$data/tls"
+  if [[ ! -s "$tls/cert.pem" || ! -s "$tls/key.pem" ]]; then
+    mkdir -p "$tls" && chmod 700 "$tls"
+    (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -days 825 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+      -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>/dev/null)
+    echo "made a self-signed certificate: $tls/cert.pem"
+  fi
+  echo "trust it: aws --ca-bundle $tls/cert.pem ... | boto3 verify='$tls/cert.pem' |" \
+       "curl --cacert $tls/cert.pem | rclone --ca-cert $tls/cert.pem"
+  args=(--listen-tls 127.0.0.1:9443 --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" "${args[@]}")
+fi
+exec ./build/strata server "${args[@]}"

@@ -24,6 +24,7 @@ struct Request {
   std::optional<uint64_t> content_length;
   bool chunked = false;   // Transfer-Encoding: chunked (decoded by the server)
   std::string remote_addr;
+  bool secure = false;  // arrived over TLS (aws:SecureTransport)
 
   // First value of a header (name lowercase), or nullptr.
   const std::string* Header(std::string_view name) const;

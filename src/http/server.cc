@@ -14,6 +14,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
 #include <fcntl.h>
+#include <openssl/ssl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -98,6 +99,7 @@ struct Connection {
   asio::steady_timer timer;     // the park deadline (network thread only)
   beast::flat_buffer buffer;    // bounded: a head, a chunk header, read-ahead
   std::optional<Parser> parser; // the request head being read, kept across parks
+  std::unique_ptr<SSL, SslFree> ssl;  // TLS listeners: the session (handshake on first read)
   Clock::time_point head_deadline;
   ParkReason parked_for = ParkReason::kIdle;
   bool expired = false;         // the park deadline passed
@@ -360,6 +362,9 @@ class ServerImpl : public Server {
           std::move(socket), options_.max_header_bytes + kBufferSlackBytes, &open_connections_);
       if (open > options_.max_connections) {
         RefuseOverloaded(*conn);
+      } else if (options_.tls && !StartTls(*conn)) {
+        boost::system::error_code ignored;
+        conn->socket.close(ignored);
       } else {
         boost::system::error_code ignored;
         conn->socket.set_option(tcp::no_delay(true), ignored);
@@ -383,9 +388,25 @@ class ServerImpl : public Server {
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
 
+  // A TLS session on the socket, whose reads and writes then never block
+  // (the handshake happens on the first read, on a worker).
+  bool StartTls(Connection& conn) {
+    int fd = conn.socket.native_handle();
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return false;
+    conn.ssl.reset(options_.tls->NewSession(fd));
+    return conn.ssl != nullptr;
+  }
+
   // Over the connection cap: a best-effort answer (never blocking the
-  // network thread) and close.
+  // network thread) and close. A TLS client would read plain text as a
+  // broken record: it is closed without one.
   void RefuseOverloaded(Connection& conn) {
+    if (options_.tls) {
+      boost::system::error_code ec;
+      conn.socket.close(ec);
+      return;
+    }
     TimedStream stream(conn.socket.native_handle(), 0);
     Writer out(stream, /*close=*/true);
     on_error_(ProtocolError::kOverloaded, out);
@@ -479,6 +500,13 @@ class ServerImpl : public Server {
       *after = Close(conn, false);
       return false;
     }
+    if (ec == asio::error::connection_aborted && conn.ssl) {
+      // A failed TLS handshake (TLS < 1.2, no shared cipher, not TLS at all)
+      // or a broken record: nothing can be answered on this connection.
+      STRATA_LOG("TLS from %s failed: closed", conn.remote.c_str());
+      *after = Close(conn, false);
+      return false;
+    }
     ProtocolError kind = ProtocolError::kMalformed;
     if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
       kind = ProtocolError::kHeaderTooLarge;
@@ -502,12 +530,13 @@ class ServerImpl : public Server {
   // *reason) to wait on the network thread for more, kClosed when closed.
   After Serve(Connection& conn, ParkReason* reason) {
     int fd = conn.socket.native_handle();
-    TimedStream stream(fd, options_.io_timeout_ms);
+    TimedStream stream(fd, options_.io_timeout_ms, conn.ssl.get());
     while (true) {
       After after = After::kClosed;
       if (!ReadHead(conn, stream, &after, reason)) return after;
       Parser& parser = *conn.parser;
       Request req = http::MakeRequest(parser, conn.remote);
+      req.secure = conn.ssl != nullptr;
       if (auto framing = http::CheckFraming(req)) {
         STRATA_LOG("refusing request framing from %s", conn.remote.c_str());
         return RespondAndClose(conn, stream, *framing);
@@ -540,6 +569,7 @@ class ServerImpl : public Server {
       conn.parser.reset();
       if (out.close() || !out.complete() || !body_done) return Close(conn, !body_done);
       if (conn.buffer.size() > 0) continue;  // pipelined request already here
+      if (conn.ssl && SSL_pending(conn.ssl.get()) > 0) continue;  // decrypted, not yet read
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, kKeepAliveLingerMs) == 1) continue;
       *reason = ParkReason::kIdle;
@@ -552,6 +582,7 @@ class ServerImpl : public Server {
   // read our response instead of getting a reset.
   After Close(Connection& conn, bool linger) {
     int fd = conn.socket.native_handle();
+    if (conn.ssl) SSL_shutdown(conn.ssl.get());  // close_notify, best effort (non-blocking)
     if (linger) {
       ::shutdown(fd, SHUT_WR);
       char sink[16384];

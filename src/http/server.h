@@ -14,6 +14,7 @@
 #include "common/byte_source.h"
 #include "common/status.h"
 #include "http/request.h"
+#include "http/tls.h"
 
 namespace strata::http {
 
@@ -38,6 +39,8 @@ struct ServerOptions {
   // reads the response instead of a reset) for at most this long / this much.
   int linger_ms = 2000;
   size_t max_linger_bytes = 8u << 20;
+  // Set: every connection speaks TLS (http/tls.h); requests are marked secure.
+  std::shared_ptr<TlsContext> tls;
 };
 
 // Handles one request. `body` yields the decoded body (Content-Length or

@@ -2,6 +2,9 @@
 
 #include <sys/socket.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 namespace strata::http {
 
 bool TimedStream::Wait(short events, boost::system::error_code& ec) {
@@ -33,7 +36,58 @@ bool TimedStream::Wait(short events, boost::system::error_code& ec) {
   }
 }
 
+bool TimedStream::WaitForTls(int ret, boost::system::error_code& ec) {
+  switch (SSL_get_error(ssl_, ret)) {
+    case SSL_ERROR_WANT_READ: return Wait(POLLIN, ec);
+    case SSL_ERROR_WANT_WRITE: return Wait(POLLOUT, ec);
+    case SSL_ERROR_ZERO_RETURN: ec = boost::asio::error::eof; return false;
+    case SSL_ERROR_SYSCALL:
+      ec = errno != 0 ? boost::system::error_code(errno, boost::system::system_category())
+                      : boost::system::error_code(boost::asio::error::eof);
+      ERR_clear_error();
+      return false;
+    default:  // a failed handshake (an old protocol, no shared cipher), a bad record
+      ec = boost::asio::error::connection_aborted;
+      ERR_clear_error();
+      return false;
+  }
+}
+
+size_t TimedStream::RecvTls(void* data, size_t size, boost::system::error_code& ec) {
+  while (true) {
+    size_t n = 0;
+    errno = 0;
+    int ret = SSL_read_ex(ssl_, data, size, &n);
+    if (ret == 1) {
+      ec = {};
+      return n;
+    }
+    if (!WaitForTls(ret, ec)) return 0;
+  }
+}
+
+bool TimedStream::SendAllTls(iovec* iov, int count, boost::system::error_code& ec) {
+  for (int i = 0; i < count; ++i) {
+    const char* p = static_cast<const char*>(iov[i].iov_base);
+    size_t left = iov[i].iov_len;
+    while (left > 0) {
+      size_t n = 0;
+      errno = 0;
+      int ret = SSL_write_ex(ssl_, p, left, &n);
+      if (ret == 1) {
+        p += n;
+        left -= n;
+        continue;
+      }
+      if (!WaitForTls(ret, ec)) return false;
+    }
+  }
+  ec = {};
+  return true;
+}
+
 size_t TimedStream::Recv(void* data, size_t size, boost::system::error_code& ec) {
+  if (ssl_) return RecvTls(data, size, ec);
   while (true) {
     ssize_t n = ::recv(fd_, data, size, MSG_DONTWAIT);
     if (n > 0) {
@@ -54,6 +108,7 @@ size_t TimedStream::Recv(void* data, size_t size, boost::system::error_code& ec)
 }
 
 bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec) {
+  if (ssl_) return SendAllTls(iov, count, ec);
   while (count > 0) {
     if (iov->iov_len == 0) {
       ++iov;

@@ -3,6 +3,8 @@
 // deadline, so a stalled client cannot pin a worker thread forever. In
 // non-blocking mode a read with no bytes ready fails at once with
 // would_block (the caller parks the connection). Models Beast's SyncReadStream.
+// With an SSL session (http/tls.h) the bytes go through it: the same
+// timeouts apply to the handshake and to every record.
 #pragma once
 
 #include <poll.h>
@@ -16,11 +18,14 @@
 #include <chrono>
 #include <optional>
 
+typedef struct ssl_st SSL;
+
 namespace strata::http {
 
 class TimedStream {
  public:
-  TimedStream(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+  TimedStream(int fd, int timeout_ms, SSL* ssl = nullptr)
+      : fd_(fd), timeout_ms_(timeout_ms), ssl_(ssl) {}
 
   template <class MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
@@ -50,10 +55,16 @@ class TimedStream {
 
  private:
   size_t Recv(void* data, size_t size, boost::system::error_code& ec);
+  size_t RecvTls(void* data, size_t size, boost::system::error_code& ec);
+  bool SendAllTls(iovec* iov, int count, boost::system::error_code& ec);
   bool Wait(short events, boost::system::error_code& ec);
+  // After an SSL call failed with `ret`: waits for what it wants (true), or
+  // sets ec (eof, would_block, timed_out, the error).
+  bool WaitForTls(int ret, boost::system::error_code& ec);
 
   int fd_;
   int timeout_ms_;
+  SSL* ssl_;
   std::optional<Clock::time_point> deadline_;
   bool nonblocking_ = false;
 };

@@ -99,7 +99,7 @@ class RequestConditions : public auth::ConditionContext {
     const Principal& p = ctx_.caller->principal;
     const bool anonymous = p.kind == Principal::Kind::kAnonymous;
     if (k == "aws:sourceip") return One(std::string(HostOf(ctx_.http.remote_addr)));
-    if (k == "aws:securetransport") return One("false");  // TLS listeners: issue 12's TLS part
+    if (k == "aws:securetransport") return One(ctx_.http.secure ? "true" : "false");
     if (k == "aws:currenttime") return One(FormatIso8601(UnixNowNs()));
     if (k == "aws:epochtime") return One(std::to_string(UnixNowNs() / 1000000000));
     if (k == "aws:username") {

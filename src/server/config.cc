@@ -103,6 +103,17 @@ void AddServerOptions(CLI::App& app, Config& c) {
          "S3 listener address")
       ->type_name("HOST:PORT")
       ->default_str(c.listen_host + ":" + std::to_string(c.listen_port));
+  app.add_option_function<std::string>(
+         "--listen-tls",
+         [&c](const std::string& v) {
+           SplitHostPort("--listen-tls", v, &c.tls_listen_host, &c.tls_listen_port);
+         },
+         "HTTPS listener address (TLS 1.2+; needs --tls-cert and --tls-key)")
+      ->type_name("HOST:PORT");
+  app.add_option("--tls-cert", c.tls_cert, "certificate chain (PEM) of the HTTPS listener; "
+                 "re-read with the key on SIGHUP")
+      ->type_name("FILE");
+  app.add_option("--tls-key", c.tls_key, "private key (PEM) of --tls-cert")->type_name("FILE");
   AddStorageOptions(app, c);
   app.add_option("--domain", c.domain,
                  "enable virtual-host addressing (BUCKET.DOMAIN); path style always works")
@@ -294,7 +305,18 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   AddStorageOptions(*rebuild_cmd, rebuild.config);
 
   if (auto e = cli::Parse(app, args)) return *e;
-  if (server_cmd->parsed()) return Command(server);
+  if (server_cmd->parsed()) {
+    const Config& c = server.config;
+    if (c.tls_listen_port >= 0 && (c.tls_cert.empty() || c.tls_key.empty())) {
+      return cli::Usage("--listen-tls needs --tls-cert and --tls-key",
+                        server_cmd->help("strata"));
+    }
+    if (c.tls_listen_port < 0 && (!c.tls_cert.empty() || !c.tls_key.empty())) {
+      return cli::Usage("--tls-cert / --tls-key need --listen-tls HOST:PORT",
+                        server_cmd->help("strata"));
+    }
+    return Command(server);
+  }
   if (drives_cmd->parsed()) return Command(drives);
   if (heal_cmd->parsed()) {
     size_t slash = heal_target.find('/');

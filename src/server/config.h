@@ -15,6 +15,11 @@ namespace strata::server {
 struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 9000;
+  // HTTPS beside HTTP (--listen-tls HOST:PORT; port -1: none), with the
+  // certificate chain and key in PEM (re-read on SIGHUP).
+  std::string tls_listen_host = "127.0.0.1";
+  int tls_listen_port = -1;
+  std::string tls_cert, tls_key;
   std::string data_dir = "./data";
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";

@@ -210,6 +210,7 @@ int RunServer(const Config& cfg) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // reloads the TLS certificate
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -221,20 +222,42 @@ int RunServer(const Config& cfg) {
   opts.idle_timeout_ms = cfg.idle_timeout_s * 1000;
   opts.header_timeout_ms = cfg.header_timeout_s * 1000;
   opts.min_body_bytes_per_s = static_cast<uint64_t>(cfg.min_body_bytes_per_s);
-  auto server = http::Server::Start(
-      opts,
-      [&service](const http::Request& req, ByteSource& body, http::ResponseWriter& out) {
-        service.Handle(req, body, out);
-      },
-      [&service](http::ProtocolError e, http::ResponseWriter& out) {
-        service.HandleProtocolError(e, out);
-      });
+  auto handler = [&service](const http::Request& req, ByteSource& body,
+                            http::ResponseWriter& out) { service.Handle(req, body, out); };
+  auto on_error = [&service](http::ProtocolError e, http::ResponseWriter& out) {
+    service.HandleProtocolError(e, out);
+  };
+  auto server = http::Server::Start(opts, handler, on_error);
   if (!server.ok()) {
     std::fprintf(stderr, "strata: %s\n", server.status().ToString().c_str());
     return 1;
   }
+  std::shared_ptr<http::TlsContext> tls;
+  std::unique_ptr<http::Server> tls_server;
+  if (cfg.tls_listen_port >= 0) {
+    auto loaded = http::TlsContext::Load(cfg.tls_cert, cfg.tls_key);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "strata: TLS: %s\n", loaded.status().message().c_str());
+      return 1;
+    }
+    tls = *loaded;
+    http::ServerOptions tls_opts = opts;
+    tls_opts.host = cfg.tls_listen_host;
+    tls_opts.port = cfg.tls_listen_port;
+    tls_opts.tls = tls;
+    auto started = http::Server::Start(tls_opts, handler, on_error);
+    if (!started.ok()) {
+      std::fprintf(stderr, "strata: %s\n", started.status().ToString().c_str());
+      return 1;
+    }
+    tls_server = std::move(started).value();
+  }
   std::printf("strata S3 server\n  endpoint:   http://%s:%d\n  region:     %s\n  data:       %s\n",
               cfg.listen_host.c_str(), (*server)->port(), cfg.region.c_str(), cfg.data_dir.c_str());
+  if (tls_server) {
+    std::printf("  https:      https://%s:%d  (certificate %s; SIGHUP reloads it)\n",
+                cfg.tls_listen_host.c_str(), tls_server->port(), cfg.tls_cert.c_str());
+  }
   if (st.erasure) {
     std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
                 st.erasure->m());
@@ -274,9 +297,20 @@ int RunServer(const Config& cfg) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  while (true) {
+    sigwait(&stop_signals, &sig);
+    if (sig != SIGHUP) break;
+    if (!tls) {
+      STRATA_LOG("SIGHUP: no TLS listener, nothing to reload");
+    } else if (Status s = tls->Reload(); s.ok()) {
+      STRATA_LOG("SIGHUP: TLS certificate reloaded from %s", cfg.tls_cert.c_str());
+    } else {
+      STRATA_LOG("SIGHUP: TLS reload failed, the old certificate stays: %s", s.message().c_str());
+    }
+  }
   STRATA_LOG("signal %d: shutting down", sig);
   (*server)->Stop();
+  if (tls_server) tls_server->Stop();
   if (kv) kv->Stop();
   if (healer) healer->Stop();
   if (checkpointer) checkpointer->Stop();
