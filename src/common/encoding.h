@@ -22,6 +22,8 @@ std::optional<std::string> UriDecode(std::string_view s, bool plus_as_space = fa
 
 // ASCII lower-casing (HTTP header names, form field names).
 std::string AsciiLower(std::string_view s);
+// ASCII case-insensitive equality (header names, policy operators, "true").
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // `s` without leading/trailing spaces and tabs (HTTP header values).
 std::string_view TrimBlanks(std::string_view s);
 

@@ -503,18 +503,24 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
   return kv_->Write(batch, /*sync=*/true);
 }
 
-Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
+Status ObjectEngine::ChangeBucket(const std::string& name,
+                                  const std::function<void(BucketRecord&)>& change) {
   std::unique_lock lock(BucketLock(name));
   ASSIGN_OR_RETURN(BucketRecord rec, GetBucket(name));
-  rec.tags = std::move(tags);
+  change(rec);
   return WriteBucketLocked(name, rec);
 }
 
+Status ObjectEngine::SetBucketTags(const std::string& name, Tags tags) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.tags = std::move(tags); });
+}
+
 Status ObjectEngine::SetBucketPolicy(const std::string& name, std::string policy) {
-  std::unique_lock lock(BucketLock(name));
-  ASSIGN_OR_RETURN(BucketRecord rec, GetBucket(name));
-  rec.policy = std::move(policy);
-  return WriteBucketLocked(name, rec);
+  return ChangeBucket(name, [&](BucketRecord& r) { r.policy = std::move(policy); });
+}
+
+Status ObjectEngine::SetBucketCors(const std::string& name, std::string cors) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.cors = std::move(cors); });
 }
 
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {

@@ -225,8 +225,10 @@ class ObjectEngine {
   Result<BucketRecord> GetBucket(const std::string& name);
   // Replaces the bucket's tag set (empty: none). NotFound if no such bucket.
   Status SetBucketTags(const std::string& name, Tags tags);
-  // Replaces the bucket policy ("" removes it). NotFound if no such bucket.
+  // Replaces the bucket policy / CORS configuration ("" removes it).
+  // NotFound if no such bucket.
   Status SetBucketPolicy(const std::string& name, std::string policy);
+  Status SetBucketCors(const std::string& name, std::string cors);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 
@@ -322,6 +324,8 @@ class ObjectEngine {
   // Writes the bucket record (and its marker on self-describing stores);
   // the bucket lock is held exclusively.
   Status WriteBucketLocked(const std::string& name, const BucketRecord& rec);
+  // Read-modify-write of a bucket record under its lock.
+  Status ChangeBucket(const std::string& name, const std::function<void(BucketRecord&)>& change);
   // Under the key lock: the version's record rewritten after `change`, with
   // the lock record on the drives first (self-describing stores).
   Status UpdateLock(const std::string& bucket, const std::string& key, const Version& version,

@@ -348,6 +348,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutVarint64(&out, r.default_retention.days);
   PutVarint64(&out, r.default_retention.years);
   PutLengthPrefixed(&out, r.policy);  // format 4
+  PutLengthPrefixed(&out, r.cors);
   return out;
 }
 
@@ -378,7 +379,7 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     r.default_retention.days = static_cast<uint32_t>(days);
     r.default_retention.years = static_cast<uint32_t>(years);
   }
-  if (format >= 4 && !GetString(&in, &r.policy)) return std::nullopt;
+  if (format >= 4 && (!GetString(&in, &r.policy) || !GetString(&in, &r.cors))) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

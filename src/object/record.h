@@ -137,8 +137,10 @@ struct BucketRecord {
   Versioning versioning = Versioning::kUnversioned;
   bool object_lock = false;  // once on, never off (and versioning stays Enabled)
   DefaultRetention default_retention;
-  // Format 4: the bucket policy as PutBucketPolicy received it ("" = none).
+  // Format 4: the bucket policy as PutBucketPolicy received it ("" = none),
+  // the CORS configuration (CORSConfiguration XML as strata renders it; "" = none).
   std::string policy;
+  std::string cors;
 };
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,

@@ -93,7 +93,12 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   bb = DecodeBucketRecord(v4);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->policy, b.policy);
-  std::string bucket_v3 = v4.substr(0, v4.size() - 1 - b.policy.size());
+  b.cors = "<CORSConfiguration/>";
+  v4 = EncodeBucketRecord(b);
+  bb = DecodeBucketRecord(v4);
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->cors, b.cors);
+  std::string bucket_v3 = v4.substr(0, v4.size() - 2 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);

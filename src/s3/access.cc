@@ -19,9 +19,6 @@ namespace {
 
 using auth::Principal;
 
-// Far more buckets than a store has policies for: past it the cache starts over.
-constexpr size_t kMaxCachedBuckets = 100000;
-
 std::string_view HostOf(std::string_view addr) {
   // "1.2.3.4:5678", "::1:5678" (Asio's form, no brackets): drop the port.
   size_t colon = addr.rfind(':');
@@ -172,8 +169,9 @@ bool ManagesBucketPolicy(Op op) {
 bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
            std::string_view key, const auth::MapConditionContext* extra,
            bool manages_policy = false) {
-  std::shared_ptr<const auth::Policy> bucket_policy;
-  if (!bucket.empty() && ctx.config.policies) bucket_policy = ctx.config.policies->Get(bucket);
+  std::shared_ptr<const BucketConfig> config;
+  if (!bucket.empty() && ctx.config.bucket_configs) config = ctx.config.bucket_configs->Get(bucket);
+  const auth::Policy* bucket_policy = config ? config->policy.get() : nullptr;
   const auth::Caller& caller = *ctx.caller;
   // Root with no bucket policy in the way: nothing to evaluate.
   if (caller.principal.kind == Principal::Kind::kRoot && !bucket_policy) return true;
@@ -182,7 +180,7 @@ bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
                                         : ObjectArn(bucket, key);
   RequestConditions conditions(ctx, bucket, key, extra);
   auth::AccessQuery query{action, resource, &conditions, manages_policy};
-  return auth::Authorize(caller, bucket_policy.get(), query) == auth::AccessDecision::kAllow;
+  return auth::Authorize(caller, bucket_policy, query) == auth::AccessDecision::kAllow;
 }
 
 // The route's action, refined as AWS refines it when a version is named.
@@ -210,45 +208,6 @@ bool WritesNewObject(Op op) {
 
 }  // namespace
 
-std::shared_ptr<const auth::Policy> BucketPolicies::Get(const std::string& bucket) {
-  uint64_t generation;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(bucket);
-    if (it != cache_.end()) return it->second;
-    generation = generation_;
-  }
-  std::shared_ptr<const auth::Policy> compiled;
-  auto rec = engine_->GetBucket(bucket);
-  if (!rec.ok() && rec.status().code() != Code::kNotFound) return nullptr;  // not cached
-  if (rec.ok() && !rec->policy.empty()) {
-    auto parsed = auth::Policy::Parse(rec->policy, auth::Policy::Kind::kResource);
-    if (auto* p = std::get_if<auth::Policy>(&parsed)) {
-      compiled = std::make_shared<const auth::Policy>(std::move(*p));
-    } else {
-      // PutBucketPolicy stores only what compiles; an older strata's rules may differ.
-      STRATA_LOG("bucket %s: stored policy does not compile (%s): it denies everything but root",
-                 bucket.c_str(), std::get<auth::PolicyError>(parsed).message.c_str());
-      auto deny_all = auth::Policy::Parse(
-          R"({"Statement":[{"Effect":"Deny","Principal":"*","Action":"*","Resource":"*"}]})",
-          auth::Policy::Kind::kResource);
-      compiled = std::make_shared<const auth::Policy>(std::move(std::get<auth::Policy>(deny_all)));
-    }
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (generation == generation_) {
-    if (cache_.size() >= kMaxCachedBuckets) cache_.clear();
-    cache_[bucket] = compiled;
-  }
-  return compiled;
-}
-
-void BucketPolicies::Invalidate(const std::string& bucket) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++generation_;
-  cache_.erase(bucket);
-}
-
 std::string BucketArn(std::string_view bucket) { return "arn:aws:s3:::" + std::string(bucket); }
 std::string ObjectArn(std::string_view bucket, std::string_view key) {
   return "arn:aws:s3:::" + std::string(bucket) + "/" + std::string(key);
@@ -273,6 +232,8 @@ OpResult AuthorizeRequest(OpContext& ctx) {
   const std::string* content_type = ctx.http.Header("content-type");
   const bool form = content_type && IsMultipartFormData(*content_type);
   if ((op == Op::kPostObject && form) || op == Op::kDeleteObjects) return std::nullopt;
+  // A browser's preflight carries no credentials (the CORS rules decide).
+  if (op == Op::kPreflightCors) return std::nullopt;
   if (!Check(ctx, RouteAction(ctx), ctx.route.bucket, ctx.route.key, nullptr,
              ManagesBucketPolicy(op))) {
     return AccessDeniedError();

@@ -2,39 +2,19 @@
 // request needs on which resources, and the condition keys a policy may test
 // (aws:SourceIp, s3:prefix, s3:ExistingObjectTag/<key>, ...). The decision
 // itself is auth/authorizer.h's; this file only gathers what it needs. The
-// bucket policies are compiled once per change (BucketPolicies) so a request
-// parses no JSON.
+// bucket policies are compiled once per change (s3/bucket_configs.h) so a
+// request parses no JSON.
 #pragma once
 
-#include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "auth/authorizer.h"
 #include "auth/policy.h"
-#include "object/engine.h"
+#include "s3/bucket_configs.h"
 #include "s3/ops/op_context.h"
 
 namespace strata::s3 {
-
-// The compiled policy of each bucket, read from the bucket record on first
-// use and dropped when PutBucketPolicy / DeleteBucketPolicy / DeleteBucket /
-// CreateBucket change it (all of which go through this server).
-class BucketPolicies {
- public:
-  explicit BucketPolicies(object::ObjectEngine* engine) : engine_(engine) {}
-  // nullptr when the bucket has no policy (or does not exist).
-  std::shared_ptr<const auth::Policy> Get(const std::string& bucket);
-  void Invalidate(const std::string& bucket);
-
- private:
-  object::ObjectEngine* engine_;
-  std::mutex mu_;
-  uint64_t generation_ = 0;  // bumped by Invalidate: a load that raced one is not cached
-  std::unordered_map<std::string, std::shared_ptr<const auth::Policy>> cache_;
-};
 
 // "arn:aws:s3:::bucket" / "arn:aws:s3:::bucket/key".
 std::string BucketArn(std::string_view bucket);

@@ -15,6 +15,8 @@ namespace strata::s3 {
 // X(enum, "Code", http status, "default message")
 #define STRATA_S3_ERRORS(X)                                                                     \
   X(kAccessDenied, "AccessDenied", 403, "Access Denied")                                        \
+  X(kAccessForbidden, "AccessForbidden", 403, "CORSResponse: This CORS request is not allowed.") \
+  X(kBadRequest, "BadRequest", 400, "Bad Request")                                              \
   X(kHeadersNotSigned, "AccessDenied", 403,                                                     \
     "There were headers present in the request which were not signed")                         \
   X(kAuthorizationHeaderMalformed, "AuthorizationHeaderMalformed", 400,                         \
@@ -71,6 +73,8 @@ namespace strata::s3 {
   X(kMalformedPolicy, "MalformedPolicy", 400, "Policies must be valid JSON and the first byte must be '{'") \
   X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
   X(kNoSuchBucketPolicy, "NoSuchBucketPolicy", 404, "The bucket policy does not exist")         \
+  X(kNoSuchCORSConfiguration, "NoSuchCORSConfiguration", 404,                                   \
+    "The CORS configuration does not exist")                                                    \
   X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
   X(kNoSuchTagSet, "NoSuchTagSet", 404, "The TagSet does not exist")                              \
   X(kNoSuchUpload, "NoSuchUpload", 404,                                                         \

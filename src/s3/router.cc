@@ -71,15 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 19> kUnimplementedSubresources = {
-    "accelerate", "acl", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
+constexpr std::array<std::string_view, 18> kUnimplementedSubresources = {
+    "accelerate", "acl", "analytics", "encryption", "intelligent-tiering", "inventory",
     "lifecycle", "logging", "metrics", "notification", "ownershipControls",
     "publicAccessBlock", "replication", "requestPayment", "restore", "select",
     "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 12> kServedSubresources = {
+constexpr std::array<std::string_view, 13> kServedSubresources = {
     "location",   "delete",   "uploads",     "tagging",   "attributes", "versioning",
-    "versions",   "object-lock", "retention", "legal-hold", "policy",   "policyStatus"};
+    "versions",   "object-lock", "retention", "legal-hold", "policy",   "policyStatus", "cors"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -99,6 +99,7 @@ std::string VirtualHostBucket(const http::Request& req, const RouterConfig& conf
 
 std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
   const std::string& m = req.method;
+  if (m == "OPTIONS" && !r.bucket.empty()) return Op::kPreflightCors;  // bucket or object
   if (r.bucket.empty()) {
     if (m == "GET") return Op::kListBuckets;
     return MakeError(ErrorCode::kMethodNotAllowed);
@@ -118,6 +119,12 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (m == "GET" && r.Has("versions")) return Op::kListObjectVersions;
+    if (r.Has("cors")) {
+      if (m == "PUT") return Op::kPutBucketCors;
+      if (m == "GET") return Op::kGetBucketCors;
+      if (m == "DELETE") return Op::kDeleteBucketCors;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
     if (r.Has("policyStatus")) {
       if (m == "GET") return Op::kGetBucketPolicyStatus;
       return MakeError(ErrorCode::kMethodNotAllowed);

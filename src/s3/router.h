@@ -75,6 +75,10 @@ namespace strata::s3 {
   X(PutBucketPolicy, "s3:PutBucketPolicy", "")                 \
   X(DeleteBucketPolicy, "s3:DeleteBucketPolicy", "")           \
   X(GetBucketPolicyStatus, "s3:GetBucketPolicyStatus", "")     \
+  X(GetBucketCors, "s3:GetBucketCORS", "")                     \
+  X(PutBucketCors, "s3:PutBucketCORS", "")                     \
+  X(DeleteBucketCors, "s3:PutBucketCORS", "")                  \
+  X(PreflightCors, "", "") /* OPTIONS: answered by the CORS rules, unauthenticated */ \
   X(Admin, "strata:Admin", "") /* /_strata/admin/<action> (key = action) */
 
 enum class Op {

@@ -31,7 +31,8 @@ bool IsBucketOp(Op op) {
     case Op::kGetBucketVersioning: case Op::kPutBucketVersioning: case Op::kListObjectVersions:
     case Op::kGetObjectLockConfiguration: case Op::kPutObjectLockConfiguration:
     case Op::kGetBucketPolicy: case Op::kPutBucketPolicy: case Op::kDeleteBucketPolicy:
-    case Op::kGetBucketPolicyStatus:
+    case Op::kGetBucketPolicyStatus: case Op::kGetBucketCors: case Op::kPutBucketCors:
+    case Op::kDeleteBucketCors:
       return true;
     default:
       return false;
@@ -65,7 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(r->bucket.empty() || strata::s3::IsValidBucketName(r->bucket));
   FUZZ_CHECK(r->key.size() <= 1024);
   FUZZ_CHECK(strata::IsValidUtf8(r->key) && r->key.find('\0') == std::string::npos);
-  if (IsServiceOp(r->op)) {
+  if (r->op == Op::kPreflightCors) {  // OPTIONS on a bucket or an object
+    FUZZ_CHECK(!r->bucket.empty());
+  } else if (IsServiceOp(r->op)) {
     FUZZ_CHECK(r->bucket.empty());
   } else if (IsBucketOp(r->op)) {
     FUZZ_CHECK(!r->bucket.empty() && r->key.empty());

@@ -175,12 +175,13 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 42u);
+  EXPECT_EQ(ops.size(), 46u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
     std::string_view action = RequiredAction(op);
-    EXPECT_TRUE(action.starts_with("s3:") || op == Op::kAdmin) << OpName(op) << " " << action;
+    EXPECT_TRUE(action.starts_with("s3:") || op == Op::kAdmin || op == Op::kPreflightCors)
+        << OpName(op) << " " << action;
   }
   EXPECT_EQ(OpName(Op::kGetObject), "GetObject");
   EXPECT_EQ(OpName(Op::kUploadPartCopy), "UploadPartCopy");
@@ -211,6 +212,12 @@ TEST(Router, BucketPolicyRoutes) {
   EXPECT_EQ(Ok(Req("GET", "/bucket?policyStatus")).op, Op::kGetBucketPolicyStatus);
   EXPECT_EQ(Err(Req("POST", "/bucket?policy")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("PUT", "/bucket?policyStatus")), ErrorCode::kMethodNotAllowed);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?cors")).op, Op::kPutBucketCors);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?cors")).op, Op::kGetBucketCors);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?cors")).op, Op::kDeleteBucketCors);
+  EXPECT_EQ(Ok(Req("OPTIONS", "/bucket")).op, Op::kPreflightCors);
+  EXPECT_EQ(Ok(Req("OPTIONS", "/bucket/some/key")).op, Op::kPreflightCors);
+  EXPECT_EQ(Err(Req("OPTIONS", "/")), ErrorCode::kMethodNotAllowed);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "s3/access.h"
+#include "s3/bucket_configs.h"
+#include "s3/cors.h"
 #include "s3/ops/object_write.h"
 #include "s3/post_policy.h"
 
@@ -41,6 +43,27 @@ class Sha256CheckingSource : public ByteSource {
   bool checked_ = false;
 };
 
+// A response writer that adds headers to whatever the operation answers
+// (errors included): the CORS headers of an allowed cross-origin request.
+class HeaderAddingWriter : public http::ResponseWriter {
+ public:
+  HeaderAddingWriter(http::ResponseWriter& inner, http::Headers extra)
+      : inner_(inner), extra_(std::move(extra)) {}
+  Status Start(int status, const http::Headers& headers, uint64_t content_length,
+               bool send_body) override {
+    http::Headers h = headers;
+    h.insert(h.end(), extra_.begin(), extra_.end());
+    return inner_.Start(status, h, content_length, send_body);
+  }
+  Status Write(std::string_view data) override { return inner_.Write(data); }
+  bool started() const override { return inner_.started(); }
+  void CloseAfterResponse() override { inner_.CloseAfterResponse(); }
+
+ private:
+  http::ResponseWriter& inner_;
+  http::Headers extra_;
+};
+
 auth::VerifierOptions VerifierOptionsOf(const ServiceConfig& config) {
   auth::VerifierOptions options;
   options.domain = config.domain;
@@ -58,9 +81,9 @@ Service::Service(object::ObjectEngine* engine, ServiceConfig config)
     : engine_(engine),
       verifier_(SecretsOf(config.identities), VerifierOptionsOf(config)),
       config_(std::move(config)),
-      policies_(std::make_unique<BucketPolicies>(engine)) {
+      bucket_configs_(std::make_unique<BucketConfigs>(engine)) {
   config_.secrets = SecretsOf(config_.identities);  // for POST Object's form signature
-  config_.policies = policies_.get();
+  config_.bucket_configs = bucket_configs_.get();
   id_prefix_ = HexEncode(RandomBytes(4));
   for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
 }
@@ -124,12 +147,29 @@ void Service::HandleProtocolError(http::ProtocolError error, http::ResponseWrite
   SendError(e, nullptr, "", NextRequestId(), out);
 }
 
-void Service::Handle(const http::Request& req, ByteSource& raw_body, http::ResponseWriter& out) {
+void Service::Handle(const http::Request& req, ByteSource& raw_body,
+                     http::ResponseWriter& raw_out) {
   std::string request_id = NextRequestId();
   std::string resource = req.raw_path;
   auto routed = RouteRequest(req, RouterConfig{config_.domain});
-  if (auto* e = std::get_if<Error>(&routed)) return SendError(*e, &req, resource, request_id, out);
+  if (auto* e = std::get_if<Error>(&routed)) {
+    return SendError(*e, &req, resource, request_id, raw_out);
+  }
   const Route& route = std::get<Route>(routed);
+
+  // A cross-origin request a CORS rule of the bucket allows: every answer,
+  // an error too, carries the rule's Access-Control-* headers.
+  std::optional<HeaderAddingWriter> cors_out;
+  const std::string* origin = req.Header("origin");
+  if (origin && !route.bucket.empty() && route.op != Op::kPreflightCors) {
+    auto bucket_config = bucket_configs_->Get(route.bucket);
+    if (bucket_config && !bucket_config->cors.empty()) {
+      if (const CorsRule* rule = MatchCors(bucket_config->cors, *origin, req.method)) {
+        cors_out.emplace(raw_out, CorsHeaders(*rule, *origin, /*preflight=*/false));
+      }
+    }
+  }
+  http::ResponseWriter& out = cors_out ? static_cast<http::ResponseWriter&>(*cors_out) : raw_out;
 
   // A browser upload (POST Object) is signed in its form, not in headers or
   // the query: PostObject verifies it; the body is read as sent.

@@ -12,7 +12,7 @@
 
 namespace strata::s3 {
 
-class BucketPolicies;
+class BucketConfigs;
 
 class Service {
  public:
@@ -31,7 +31,7 @@ class Service {
   object::ObjectEngine* engine_;
   auth::Verifier verifier_;
   ServiceConfig config_;
-  std::unique_ptr<BucketPolicies> policies_;
+  std::unique_ptr<BucketConfigs> bucket_configs_;
   std::string id_prefix_;
   std::atomic<uint64_t> next_id_{0};
 };

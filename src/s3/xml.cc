@@ -179,6 +179,54 @@ std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std
   return tags;
 }
 
+std::optional<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("CORSConfiguration");
+  if (!root) return std::nullopt;
+  std::vector<CorsRule> rules;
+  auto all = [](pugi::xml_node rule, const char* name) {
+    std::vector<std::string> out;
+    for (pugi::xml_node n : rule.children(name)) out.emplace_back(n.child_value());
+    return out;
+  };
+  for (pugi::xml_node r : root.children("CORSRule")) {
+    CorsRule rule;
+    rule.id = r.child_value("ID");
+    rule.methods = all(r, "AllowedMethod");
+    rule.origins = all(r, "AllowedOrigin");
+    rule.allowed_headers = all(r, "AllowedHeader");
+    rule.expose_headers = all(r, "ExposeHeader");
+    if (pugi::xml_node age = r.child("MaxAgeSeconds")) {
+      std::string text = age.child_value();
+      if (text.empty() || text.size() > 10 ||
+          text.find_first_not_of("0123456789") != std::string::npos) {
+        return std::nullopt;
+      }
+      rule.max_age_s = std::stoll(text);
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+std::string RenderCorsConfiguration(const std::vector<CorsRule>& rules) {
+  XmlWriter w;
+  w.Open("CORSConfiguration");
+  for (const CorsRule& r : rules) {
+    w.Open("CORSRule");
+    if (!r.id.empty()) w.Element("ID", r.id);
+    for (const auto& h : r.allowed_headers) w.Element("AllowedHeader", h);
+    for (const auto& m : r.methods) w.Element("AllowedMethod", m);
+    for (const auto& o : r.origins) w.Element("AllowedOrigin", o);
+    for (const auto& e : r.expose_headers) w.Element("ExposeHeader", e);
+    if (r.max_age_s) w.Element("MaxAgeSeconds", std::to_string(*r.max_age_s));
+    w.Close("CORSRule");
+  }
+  w.Close("CORSConfiguration");
+  return w.Finish();
+}
+
 std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags) {
   XmlWriter w;
   w.Open("Tagging");

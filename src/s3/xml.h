@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "s3/cors.h"
+
 namespace strata::s3 {
 
 class XmlWriter {
@@ -43,6 +45,11 @@ std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::st
 
 // <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>
 std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std::string_view xml);
+
+// <CORSConfiguration><CORSRule>... (rules as sent, unvalidated: cors.h
+// ValidateCors); nullopt when it is not that document.
+std::optional<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view xml);
+std::string RenderCorsConfiguration(const std::vector<CorsRule>& rules);
 // The same document written (GetObjectTagging's response).
 std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags);
 

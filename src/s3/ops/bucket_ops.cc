@@ -54,7 +54,7 @@ OpResult CreateBucket(OpContext& ctx) {
     }
   }
   Status st = ctx.engine.CreateBucket(ctx.route.bucket, rec);
-  ctx.config.policies->Invalidate(ctx.route.bucket);  // a deleted namesake's may be cached
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);  // a deleted namesake's may be cached
   if (st.code() == Code::kAlreadyExists) return MakeError(ErrorCode::kBucketAlreadyOwnedByYou);
   if (!st.ok()) return FromStatus(st);
   return SendEmpty(ctx, 200, {{"Location", "/" + ctx.route.bucket}});
@@ -62,7 +62,7 @@ OpResult CreateBucket(OpContext& ctx) {
 
 OpResult DeleteBucket(OpContext& ctx) {
   Status st = ctx.engine.DeleteBucket(ctx.route.bucket);
-  ctx.config.policies->Invalidate(ctx.route.bucket);
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
   if (st.code() == Code::kPreconditionFailed) return MakeError(ErrorCode::kBucketNotEmpty);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   return SendEmpty(ctx, 204);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "common/encoding.h"
+#include "common/hash.h"
 
 namespace strata::s3 {
 
@@ -308,6 +309,26 @@ std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<Error> CheckBodyIntegrity(OpContext& ctx, const std::string& body, bool required) {
+  auto md5 = ContentMd5(ctx.http);
+  if (auto* e = std::get_if<Error>(&md5)) return *e;
+  auto checksum = ChecksumCheck::FromRequest(ctx.http);
+  if (auto* e = std::get_if<Error>(&checksum)) return *e;
+  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
+  const auto& want = std::get<std::optional<std::string>>(md5);
+  if (required && !want && !check.algorithm()) {
+    return MakeError(ErrorCode::kInvalidRequest,
+                     "Missing required header for this request: Content-MD5");
+  }
+  if (want) {
+    StreamHash h(StreamHash::Kind::kMd5);
+    h.Update(body.data(), body.size());
+    if (h.Final() != *want) return MakeError(ErrorCode::kBadDigest);
+  }
+  check.Update(body.data(), body.size());
+  return check.Finish(ctx);
 }
 
 }  // namespace strata::s3

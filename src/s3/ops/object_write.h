@@ -15,6 +15,10 @@ namespace strata::s3 {
 
 // Content-MD5 of the request: nullopt when absent, the 16 raw bytes, or InvalidDigest.
 std::variant<std::optional<std::string>, Error> ContentMd5(const http::Request& req);
+// A small configuration body against its Content-MD5 / x-amz-checksum-*:
+// BadDigest (or the checksum's error) on a mismatch. `required`: as AWS for
+// the calls that need one (lock, retention, CORS), InvalidRequest without.
+std::optional<Error> CheckBodyIntegrity(OpContext& ctx, const std::string& body, bool required);
 
 // Content-Type, Content-Encoding, ..., x-amz-meta-* of the request.
 std::variant<object::ObjectHeaders, Error> HeadersFromRequest(const http::Request& req);

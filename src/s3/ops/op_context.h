@@ -29,8 +29,8 @@ struct ServiceConfig {
   AdminApi* admin = nullptr;  // null: the admin API answers NotImplemented
   // Who may sign requests and their policies (required).
   auth::IdentityStore* identities = nullptr;
-  // Set by Service: the compiled bucket policies (s3/access.h).
-  class BucketPolicies* policies = nullptr;
+  // Set by Service: bucket policies and CORS rules, decoded (s3/bucket_configs.h).
+  class BucketConfigs* bucket_configs = nullptr;
 };
 
 struct OpContext {

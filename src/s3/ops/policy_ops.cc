@@ -36,22 +36,6 @@ std::optional<Error> CheckScope(const auth::Policy& policy, const std::string& b
   return std::nullopt;
 }
 
-// Content-MD5 / x-amz-checksum-* are optional here, but checked when sent.
-std::optional<Error> CheckIntegrityIfGiven(OpContext& ctx, const std::string& body) {
-  auto md5 = ContentMd5(ctx.http);
-  if (auto* e = std::get_if<Error>(&md5)) return *e;
-  if (const auto& want = std::get<std::optional<std::string>>(md5)) {
-    StreamHash h(StreamHash::Kind::kMd5);
-    h.Update(body.data(), body.size());
-    if (h.Final() != *want) return MakeError(ErrorCode::kBadDigest);
-  }
-  auto checksum = ChecksumCheck::FromRequest(ctx.http);
-  if (auto* e = std::get_if<Error>(&checksum)) return *e;
-  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
-  check.Update(body.data(), body.size());
-  return check.Finish(ctx);
-}
-
 std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx) {
   auto rec = ctx.engine.GetBucket(ctx.route.bucket);
   if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
@@ -72,7 +56,7 @@ OpResult PutBucketPolicy(OpContext& ctx) {
     body.append(buf, *n);
     if (body.size() > kMaxBucketPolicyBytes) return MakeError(ErrorCode::kPolicyTooLarge);
   }
-  if (auto e = CheckIntegrityIfGiven(ctx, body)) return e;
+  if (auto e = CheckBodyIntegrity(ctx, body, /*required=*/false)) return e;
   size_t first = body.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || body[first] != '{') return Malformed(
       "Policies must be valid JSON and the first byte must be '{'");
@@ -80,7 +64,7 @@ OpResult PutBucketPolicy(OpContext& ctx) {
   if (auto* e = std::get_if<auth::PolicyError>(&parsed)) return Malformed(e->message);
   if (auto e = CheckScope(std::get<auth::Policy>(parsed), ctx.route.bucket)) return e;
   Status st = ctx.engine.SetBucketPolicy(ctx.route.bucket, body);
-  if (ctx.config.policies) ctx.config.policies->Invalidate(ctx.route.bucket);
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   STRATA_LOG("bucket policy: %s set the policy of %s (%zu bytes)",
              ctx.caller->principal.arn.c_str(), ctx.route.bucket.c_str(), body.size());
@@ -102,7 +86,7 @@ OpResult DeleteBucketPolicy(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
   Status st = ctx.engine.SetBucketPolicy(ctx.route.bucket, "");
-  if (ctx.config.policies) ctx.config.policies->Invalidate(ctx.route.bucket);
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   STRATA_LOG("bucket policy: %s deleted the policy of %s", ctx.caller->principal.arn.c_str(),
              ctx.route.bucket.c_str());

@@ -1,5 +1,6 @@
 #include "s3/ops/versioning.h"
 
+#include "common/encoding.h"
 #include "common/log.h"
 #include "common/time_util.h"
 #include "object/lock.h"
@@ -10,16 +11,6 @@ namespace strata::s3 {
 namespace {
 Error BadVersion() { return MakeError(ErrorCode::kInvalidArgument, "Invalid version id specified"); }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 }  // namespace
 
 std::variant<object::VersionSelector, Error> ParseRequestVersionId(std::string_view id) {

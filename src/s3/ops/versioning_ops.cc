@@ -21,32 +21,10 @@ namespace {
 
 constexpr size_t kMaxConfigBody = 64 * 1024;
 
-// As AWS: these calls need Content-MD5 or an x-amz-checksum-* of the body
-// (SDKs send one), and it must match.
-std::optional<Error> CheckBodyIntegrity(OpContext& ctx, const std::string& body) {
-  auto md5 = ContentMd5(ctx.http);
-  if (auto* e = std::get_if<Error>(&md5)) return *e;
-  auto checksum = ChecksumCheck::FromRequest(ctx.http);
-  if (auto* e = std::get_if<Error>(&checksum)) return *e;
-  ChecksumCheck& check = std::get<ChecksumCheck>(checksum);
-  const auto& want = std::get<std::optional<std::string>>(md5);
-  if (!want && !check.algorithm()) {
-    return MakeError(ErrorCode::kInvalidRequest,
-                     "Missing required header for this request: Content-MD5");
-  }
-  if (want) {
-    StreamHash h(StreamHash::Kind::kMd5);
-    h.Update(body.data(), body.size());
-    if (h.Final() != *want) return MakeError(ErrorCode::kBadDigest);
-  }
-  check.Update(body.data(), body.size());
-  return check.Finish(ctx);
-}
-
 std::variant<std::string, Error> ReadConfigBody(OpContext& ctx) {
   auto body = ReadSmallBody(ctx, kMaxConfigBody);
   if (auto* e = std::get_if<Error>(&body)) return *e;
-  if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body))) return *e;
+  if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body), /*required=*/true)) return *e;
   return body;
 }
 

@@ -1,0 +1,40 @@
+// What the request path needs of a bucket's configuration, decoded once per
+// change and cached: the compiled bucket policy (s3/access.h) and the CORS
+// rules (s3/cors.h). Read from the bucket record on first use; dropped by
+// Invalidate when PutBucketPolicy / DeleteBucketPolicy / Put/DeleteBucketCors
+// / CreateBucket / DeleteBucket change it (all of which go through this
+// server; a generation counter keeps a load that raced a change out).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/policy.h"
+#include "object/engine.h"
+#include "s3/cors.h"
+
+namespace strata::s3 {
+
+struct BucketConfig {
+  std::shared_ptr<const auth::Policy> policy;  // null: none
+  std::vector<CorsRule> cors;                  // empty: none
+};
+
+class BucketConfigs {
+ public:
+  explicit BucketConfigs(object::ObjectEngine* engine) : engine_(engine) {}
+  // nullptr when the bucket has neither (or does not exist).
+  std::shared_ptr<const BucketConfig> Get(const std::string& bucket);
+  void Invalidate(const std::string& bucket);
+
+ private:
+  object::ObjectEngine* engine_;
+  std::mutex mu_;
+  uint64_t generation_ = 0;
+  std::unordered_map<std::string, std::shared_ptr<const BucketConfig>> cache_;
+};
+
+}  // namespace strata::s3
