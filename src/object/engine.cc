@@ -523,6 +523,10 @@ Status ObjectEngine::SetBucketCors(const std::string& name, std::string cors) {
   return ChangeBucket(name, [&](BucketRecord& r) { r.cors = std::move(cors); });
 }
 
+Status ObjectEngine::SetPublicAccessBlock(const std::string& name, uint8_t flags) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.public_access_block = flags; });
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};

@@ -229,6 +229,7 @@ class ObjectEngine {
   // NotFound if no such bucket.
   Status SetBucketPolicy(const std::string& name, std::string policy);
   Status SetBucketCors(const std::string& name, std::string cors);
+  Status SetPublicAccessBlock(const std::string& name, uint8_t flags);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 

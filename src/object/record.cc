@@ -349,6 +349,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutVarint64(&out, r.default_retention.years);
   PutLengthPrefixed(&out, r.policy);  // format 4
   PutLengthPrefixed(&out, r.cors);
+  out.push_back(static_cast<char>(r.public_access_block));
   return out;
 }
 
@@ -379,7 +380,11 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     r.default_retention.days = static_cast<uint32_t>(days);
     r.default_retention.years = static_cast<uint32_t>(years);
   }
-  if (format >= 4 && (!GetString(&in, &r.policy) || !GetString(&in, &r.cors))) return std::nullopt;
+  if (format >= 4) {
+    if (!GetString(&in, &r.policy) || !GetString(&in, &r.cors) || in.empty()) return std::nullopt;
+    r.public_access_block = static_cast<uint8_t>(in[0]);
+    in.remove_prefix(1);
+  }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

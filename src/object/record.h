@@ -141,7 +141,11 @@ struct BucketRecord {
   // the CORS configuration (CORSConfiguration XML as strata renders it; "" = none).
   std::string policy;
   std::string cors;
+  // PutPublicAccessBlock: the k* bits below (0: none configured).
+  uint8_t public_access_block = 0;
 };
+inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
+                         kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;
 
 // What a data trailer (storage::DataWriter::Finish) holds: one kind byte,
 // then the record. Lets rebuild-index tell the pieces on the drives apart.

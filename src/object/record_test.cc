@@ -98,7 +98,12 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   bb = DecodeBucketRecord(v4);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->cors, b.cors);
-  std::string bucket_v3 = v4.substr(0, v4.size() - 2 - b.policy.size() - b.cors.size());
+  b.public_access_block = 0x85;
+  v4 = EncodeBucketRecord(b);
+  bb = DecodeBucketRecord(v4);
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->public_access_block, 0x85);
+  std::string bucket_v3 = v4.substr(0, v4.size() - 3 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);

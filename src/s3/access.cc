@@ -180,7 +180,14 @@ bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
                                         : ObjectArn(bucket, key);
   RequestConditions conditions(ctx, bucket, key, extra);
   auth::AccessQuery query{action, resource, &conditions, manages_policy};
-  return auth::Authorize(caller, bucket_policy, query) == auth::AccessDecision::kAllow;
+  const bool allowed = auth::Authorize(caller, bucket_policy, query) == auth::AccessDecision::kAllow;
+  // RestrictPublicBuckets: what a public policy allows is for the account's
+  // own identities only; anonymous callers get nothing from it.
+  if (allowed && config && config->restrict_public_policy &&
+      caller.principal.kind == Principal::Kind::kAnonymous) {
+    return false;
+  }
+  return allowed;
 }
 
 // The route's action, refined as AWS refines it when a version is named.

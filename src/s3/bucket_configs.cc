@@ -40,7 +40,11 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
   std::shared_ptr<BucketConfig> config;
   if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty())) {
     config = std::make_shared<BucketConfig>();
-    if (!rec->policy.empty()) config->policy = Compile(bucket, rec->policy);
+    if (!rec->policy.empty()) {
+      config->policy = Compile(bucket, rec->policy);
+      config->restrict_public_policy =
+          (rec->public_access_block & object::kRestrictPublicBuckets) && config->policy->IsPublic();
+    }
     if (!rec->cors.empty()) {
       if (auto rules = ParseCorsConfiguration(rec->cors)) config->cors = std::move(*rules);
     }

@@ -21,6 +21,9 @@ namespace strata::s3 {
 struct BucketConfig {
   std::shared_ptr<const auth::Policy> policy;  // null: none
   std::vector<CorsRule> cors;                  // empty: none
+  // RestrictPublicBuckets is set and the policy is public: it grants
+  // nothing to anonymous callers (s3/access.cc).
+  bool restrict_public_policy = false;
 };
 
 class BucketConfigs {

@@ -15,6 +15,8 @@ namespace strata::s3 {
 // X(enum, "Code", http status, "default message")
 #define STRATA_S3_ERRORS(X)                                                                     \
   X(kAccessDenied, "AccessDenied", 403, "Access Denied")                                        \
+  X(kAccessControlListNotSupported, "AccessControlListNotSupported", 400,                       \
+    "The bucket does not allow ACLs")                                                           \
   X(kAccessForbidden, "AccessForbidden", 403, "CORSResponse: This CORS request is not allowed.") \
   X(kBadRequest, "BadRequest", 400, "Bad Request")                                              \
   X(kHeadersNotSigned, "AccessDenied", 403,                                                     \
@@ -42,6 +44,8 @@ namespace strata::s3 {
   X(kInvalidAccessKeyId, "InvalidAccessKeyId", 403,                                             \
     "The AWS access key Id you provided does not exist in our records.")                        \
   X(kInvalidArgument, "InvalidArgument", 400, "Invalid Argument")                               \
+  X(kInvalidBucketAclWithObjectOwnership, "InvalidBucketAclWithObjectOwnership", 400,           \
+    "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")            \
   X(kInvalidBucketName, "InvalidBucketName", 400, "The specified bucket is not valid.")         \
   X(kInvalidBucketState, "InvalidBucketState", 409,                                             \
     "The request is not valid with the current state of the bucket.")                            \
@@ -68,11 +72,17 @@ namespace strata::s3 {
     "The specified method is not allowed against this resource.")                               \
   X(kMalformedPOSTRequest, "MalformedPOSTRequest", 400,                                         \
     "The body of your POST request is not well-formed multipart/form-data.")                    \
+  X(kMissingSecurityHeader, "MissingSecurityHeader", 400,                                       \
+    "Your request was missing a required header.")                                              \
   X(kMissingContentLength, "MissingContentLength", 411,                                         \
     "You must provide the Content-Length HTTP header.")                                         \
+  X(kMalformedACLError, "MalformedACLError", 400,                                               \
+    "The XML you provided was not well-formed or did not validate against our published schema") \
   X(kMalformedPolicy, "MalformedPolicy", 400, "Policies must be valid JSON and the first byte must be '{'") \
   X(kNoSuchBucket, "NoSuchBucket", 404, "The specified bucket does not exist.")                 \
   X(kNoSuchBucketPolicy, "NoSuchBucketPolicy", 404, "The bucket policy does not exist")         \
+  X(kNoSuchPublicAccessBlockConfiguration, "NoSuchPublicAccessBlockConfiguration", 404,         \
+    "The public access block configuration was not found")                                      \
   X(kNoSuchCORSConfiguration, "NoSuchCORSConfiguration", 404,                                   \
     "The CORS configuration does not exist")                                                    \
   X(kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist.")                          \
@@ -103,6 +113,7 @@ namespace strata::s3 {
   X(kSignatureDoesNotMatch, "SignatureDoesNotMatch", 403,                                       \
     "The request signature we calculated does not match the signature you provided. Check "     \
     "your key and signing method.")                                                             \
+  X(kUnexpectedContent, "UnexpectedContent", 400, "This request does not support content.")     \
   X(kXAmzContentSHA256Mismatch, "XAmzContentSHA256Mismatch", 400,                               \
     "The provided 'x-amz-content-sha256' header does not match what was computed.")            \
   X(kInvalidPolicyDocument, "InvalidPolicyDocument", 400,                                       \

@@ -71,15 +71,16 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 18> kUnimplementedSubresources = {
-    "accelerate", "acl", "analytics", "encryption", "intelligent-tiering", "inventory",
-    "lifecycle", "logging", "metrics", "notification", "ownershipControls",
-    "publicAccessBlock", "replication", "requestPayment", "restore", "select",
-    "torrent", "website"};
+constexpr std::array<std::string_view, 15> kUnimplementedSubresources = {
+    "accelerate", "analytics", "encryption", "intelligent-tiering", "inventory",
+    "lifecycle", "logging", "metrics", "notification", "replication", "requestPayment",
+    "restore", "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 13> kServedSubresources = {
-    "location",   "delete",   "uploads",     "tagging",   "attributes", "versioning",
-    "versions",   "object-lock", "retention", "legal-hold", "policy",   "policyStatus", "cors"};
+constexpr std::array<std::string_view, 16> kServedSubresources = {
+    "location",    "delete",     "uploads",    "tagging",           "attributes",
+    "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
+    "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
+    "publicAccessBlock"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -119,6 +120,23 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (m == "GET" && r.Has("versions")) return Op::kListObjectVersions;
+    if (r.Has("acl")) {
+      if (m == "PUT") return Op::kPutBucketAcl;
+      if (m == "GET") return Op::kGetBucketAcl;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("ownershipControls")) {
+      if (m == "PUT") return Op::kPutBucketOwnershipControls;
+      if (m == "GET") return Op::kGetBucketOwnershipControls;
+      if (m == "DELETE") return Op::kDeleteBucketOwnershipControls;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("publicAccessBlock")) {
+      if (m == "PUT") return Op::kPutPublicAccessBlock;
+      if (m == "GET") return Op::kGetPublicAccessBlock;
+      if (m == "DELETE") return Op::kDeletePublicAccessBlock;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
     if (r.Has("cors")) {
       if (m == "PUT") return Op::kPutBucketCors;
       if (m == "GET") return Op::kGetBucketCors;
@@ -158,6 +176,11 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     if (m == "PUT") return Op::kPutObjectTagging;
     if (m == "GET") return Op::kGetObjectTagging;
     if (m == "DELETE") return Op::kDeleteObjectTagging;
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
+  if (r.Has("acl")) {
+    if (m == "PUT") return Op::kPutObjectAcl;
+    if (m == "GET") return Op::kGetObjectAcl;
     return MakeError(ErrorCode::kMethodNotAllowed);
   }
   if (r.Has("retention")) {

@@ -78,6 +78,16 @@ namespace strata::s3 {
   X(GetBucketCors, "s3:GetBucketCORS", "")                     \
   X(PutBucketCors, "s3:PutBucketCORS", "")                     \
   X(DeleteBucketCors, "s3:PutBucketCORS", "")                  \
+  X(GetBucketAcl, "s3:GetBucketAcl", "")                       \
+  X(PutBucketAcl, "s3:PutBucketAcl", "")                       \
+  X(GetObjectAcl, "s3:GetObjectAcl", "")                       \
+  X(PutObjectAcl, "s3:PutObjectAcl", "")                       \
+  X(GetBucketOwnershipControls, "s3:GetBucketOwnershipControls", "") \
+  X(PutBucketOwnershipControls, "s3:PutBucketOwnershipControls", "") \
+  X(DeleteBucketOwnershipControls, "s3:PutBucketOwnershipControls", "") \
+  X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
+  X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \
+  X(DeletePublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \
   X(PreflightCors, "", "") /* OPTIONS: answered by the CORS rules, unauthenticated */ \
   X(Admin, "strata:Admin", "") /* /_strata/admin/<action> (key = action) */
 

@@ -32,7 +32,10 @@ bool IsBucketOp(Op op) {
     case Op::kGetObjectLockConfiguration: case Op::kPutObjectLockConfiguration:
     case Op::kGetBucketPolicy: case Op::kPutBucketPolicy: case Op::kDeleteBucketPolicy:
     case Op::kGetBucketPolicyStatus: case Op::kGetBucketCors: case Op::kPutBucketCors:
-    case Op::kDeleteBucketCors:
+    case Op::kDeleteBucketCors: case Op::kGetBucketAcl: case Op::kPutBucketAcl:
+    case Op::kGetBucketOwnershipControls: case Op::kPutBucketOwnershipControls:
+    case Op::kDeleteBucketOwnershipControls: case Op::kGetPublicAccessBlock:
+    case Op::kPutPublicAccessBlock: case Op::kDeletePublicAccessBlock:
       return true;
     default:
       return false;

@@ -125,7 +125,7 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("PUT", "/bucket/k?acl")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("GET", "/bucket?encryption")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("PUT", "/bucket?lifecycle")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("DELETE", "/bucket?versioning")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("DELETE", "/bucket/k?retention")), ErrorCode::kMethodNotAllowed);
@@ -175,7 +175,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 46u);
+  EXPECT_EQ(ops.size(), 56u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -218,6 +218,12 @@ TEST(Router, BucketPolicyRoutes) {
   EXPECT_EQ(Ok(Req("OPTIONS", "/bucket")).op, Op::kPreflightCors);
   EXPECT_EQ(Ok(Req("OPTIONS", "/bucket/some/key")).op, Op::kPreflightCors);
   EXPECT_EQ(Err(Req("OPTIONS", "/")), ErrorCode::kMethodNotAllowed);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?acl")).op, Op::kGetBucketAcl);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket/k?acl")).op, Op::kPutObjectAcl);
+  EXPECT_EQ(Ok(Req("GET", "/bucket/k?acl")).op, Op::kGetObjectAcl);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?ownershipControls")).op, Op::kDeleteBucketOwnershipControls);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?publicAccessBlock")).op, Op::kPutPublicAccessBlock);
+  EXPECT_EQ(Err(Req("DELETE", "/bucket/k?acl")), ErrorCode::kMethodNotAllowed);
 }
 
 }  // namespace

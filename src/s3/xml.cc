@@ -1,5 +1,7 @@
 #include "s3/xml.h"
 
+#include <algorithm>
+
 #include <pugixml.hpp>
 
 namespace strata::s3 {
@@ -225,6 +227,57 @@ std::string RenderCorsConfiguration(const std::vector<CorsRule>& rules) {
   }
   w.Close("CORSConfiguration");
   return w.Finish();
+}
+
+std::optional<AccessControlPolicyDoc> ParseAccessControlPolicy(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("AccessControlPolicy");
+  if (!root) return std::nullopt;
+  AccessControlPolicyDoc out;
+  out.owner_id = root.child("Owner").child_value("ID");
+  pugi::xml_node list = root.child("AccessControlList");
+  if (!list) return std::nullopt;
+  for (pugi::xml_node g : list.children("Grant")) {
+    pugi::xml_node grantee = g.child("Grantee");
+    if (!grantee || !g.child("Permission")) return std::nullopt;
+    AclGrant grant;
+    grant.type = grantee.attribute("xsi:type").value();
+    grant.id = grantee.child_value("ID");
+    grant.uri = grantee.child_value("URI");
+    grant.email = grantee.child_value("EmailAddress");
+    grant.permission = g.child_value("Permission");
+    static constexpr std::string_view kPermissions[] = {"FULL_CONTROL", "WRITE", "WRITE_ACP",
+                                                        "READ", "READ_ACP"};
+    if (std::find(std::begin(kPermissions), std::end(kPermissions), grant.permission) ==
+        std::end(kPermissions)) {
+      return std::nullopt;
+    }
+    out.grants.push_back(std::move(grant));
+  }
+  return out;
+}
+
+std::optional<std::string> ParseOwnershipControls(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node rule = doc.child("OwnershipControls").child("Rule");
+  if (!rule || !rule.child("ObjectOwnership")) return std::nullopt;
+  return std::string(rule.child_value("ObjectOwnership"));
+}
+
+std::optional<std::map<std::string, bool>> ParsePublicAccessBlock(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("PublicAccessBlockConfiguration");
+  if (!root) return std::nullopt;
+  std::map<std::string, bool> out;
+  for (pugi::xml_node n : root.children()) {
+    std::string_view v = n.child_value();
+    if (v != "true" && v != "false" && v != "TRUE" && v != "FALSE") return std::nullopt;
+    out[n.name()] = v == "true" || v == "TRUE";
+  }
+  return out;
 }
 
 std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags) {

@@ -2,6 +2,7 @@
 // parsing of the request bodies S3 accepts.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,21 @@ std::optional<std::vector<std::pair<std::string, std::string>>> ParseTagging(std
 // ValidateCors); nullopt when it is not that document.
 std::optional<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view xml);
 std::string RenderCorsConfiguration(const std::vector<CorsRule>& rules);
+
+// <AccessControlPolicy>: the grants (Grantee xsi:type, ID or URI or
+// EmailAddress, Permission); nullopt when malformed.
+struct AclGrant {
+  std::string type, id, uri, email, permission;
+};
+struct AccessControlPolicyDoc {
+  std::string owner_id;
+  std::vector<AclGrant> grants;
+};
+std::optional<AccessControlPolicyDoc> ParseAccessControlPolicy(std::string_view xml);
+// <OwnershipControls><Rule><ObjectOwnership>: its value.
+std::optional<std::string> ParseOwnershipControls(std::string_view xml);
+// <PublicAccessBlockConfiguration>: the flags given (true/false), by name.
+std::optional<std::map<std::string, bool>> ParsePublicAccessBlock(std::string_view xml);
 // The same document written (GetObjectTagging's response).
 std::string RenderTagging(const std::vector<std::pair<std::string, std::string>>& tags);
 

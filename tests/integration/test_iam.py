@@ -509,6 +509,92 @@ class BucketPolicyApiTest(IamCase):
 
 
 # ==========================================================================
+class AclAndPublicAccessTest(IamCase):
+    """Buckets are BucketOwnerEnforced (AWS's default): ACLs are read as the
+    owner's FULL_CONTROL and refused when they would grant more; the public
+    access block is stored and enforced."""
+
+    def test_acls_are_disabled_as_aws_does(self):
+        b = unique_name("acl")
+        self.s3.create_bucket(Bucket=b)
+        self.assertS3Error(self.s3.put_object, "AccessControlListNotSupported", 400, Bucket=b, Key="k",
+                           Body=b"x", ACL="public-read")
+        self.assertS3Error(self.s3.put_object, "AccessControlListNotSupported", 400, Bucket=b, Key="k",
+                           Body=b"x", GrantRead='uri="http://acs.amazonaws.com/groups/global/AllUsers"')
+        self.assertS3Error(self.s3.put_object, "InvalidArgument", 400, Bucket=b, Key="k", Body=b"x",
+                           ACL="not-a-canned-acl")
+        self.s3.put_object(Bucket=b, Key="k", Body=b"x", ACL="bucket-owner-full-control")
+        self.s3.put_object(Bucket=b, Key="k2", Body=b"x", ACL="private")
+        self.assertS3Error(self.s3.create_bucket, "InvalidBucketAclWithObjectOwnership", 400,
+                           Bucket=unique_name("acl"), ACL="public-read")
+        root_id = self.s3.list_buckets()["Owner"]["ID"]
+        for acl in (self.s3.get_bucket_acl(Bucket=b), self.s3.get_object_acl(Bucket=b, Key="k")):
+            self.assertEqual(acl["Owner"]["ID"], root_id)
+            self.assertEqual([(g["Grantee"]["ID"], g["Grantee"]["Type"], g["Permission"]) for g in acl["Grants"]],
+                             [(root_id, "CanonicalUser", "FULL_CONTROL")])
+        self.assertS3Error(self.s3.put_object_acl, "AccessControlListNotSupported", 400, Bucket=b, Key="k",
+                           ACL="public-read")
+        self.s3.put_object_acl(Bucket=b, Key="k", AccessControlPolicy={
+            "Owner": {"ID": root_id},
+            "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": root_id}, "Permission": "FULL_CONTROL"}]})
+        self.assertS3Error(self.s3.put_bucket_acl, "AccessControlListNotSupported", 400, Bucket=b,
+                           AccessControlPolicy={"Owner": {"ID": root_id}, "Grants": [
+                               {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"},
+                                "Permission": "READ"}]})
+        r = signed_request(self.server, "PUT", f"/{b}", query="acl", body=b"<AccessControlPolicy><oops")
+        self.assertEqual((r.status, parse_xml(r.body).findtext("Code")), (400, "MalformedACLError"))
+        self.assertS3Error(self.s3.get_object_acl, "NoSuchKey", 404, Bucket=b, Key="missing")
+        # Ownership controls: the one supported setting, reported.
+        oc = self.s3.get_bucket_ownership_controls(Bucket=b)["OwnershipControls"]["Rules"]
+        self.assertEqual(oc, [{"ObjectOwnership": "BucketOwnerEnforced"}])
+        self.s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
+            "Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
+        self.assertS3Error(self.s3.put_bucket_ownership_controls, "NotImplemented", 501, Bucket=b,
+                           OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+        # A user's object is the bucket owner's too.
+        u = self.make_user("aclw", policy=policy_doc(
+            {"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObjectAcl"], "Resource": f"arn:aws:s3:::{b}/*"}))
+        c = self.client(u)
+        c.put_object(Bucket=b, Key="by-user", Body=b"x", ACL="bucket-owner-full-control")
+        self.assertEqual(c.get_object_acl(Bucket=b, Key="by-user")["Owner"]["ID"], root_id)
+
+    def test_public_access_block(self):
+        b = unique_name("pab")
+        self.s3.create_bucket(Bucket=b)
+        self.s3.put_object(Bucket=b, Key="public/p", Body=b"public bytes")
+        self.assertS3Error(self.s3.get_public_access_block, "NoSuchPublicAccessBlockConfiguration", 404, Bucket=b)
+        public = policy_doc({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                             "Resource": f"arn:aws:s3:::{b}/public/*"})
+        self.s3.put_bucket_policy(Bucket=b, Policy=public)
+        out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                              f"{self.server.endpoint}/{b}/public/p"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.stdout, "200")
+        self.s3.put_public_access_block(Bucket=b, PublicAccessBlockConfiguration={
+            "BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": False,
+            "RestrictPublicBuckets": True})
+        got = self.s3.get_public_access_block(Bucket=b)["PublicAccessBlockConfiguration"]
+        self.assertEqual(got, {"BlockPublicAcls": True, "IgnorePublicAcls": True, "BlockPublicPolicy": False,
+                               "RestrictPublicBuckets": True})
+        out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                              f"{self.server.endpoint}/{b}/public/p"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.stdout, "403")  # blocked now
+        self.assertEqual(self.get_body(b, "public/p"), b"public bytes")  # root still reads
+        # BlockPublicPolicy: a public policy cannot be put any more; a non-public one can.
+        self.s3.put_public_access_block(Bucket=b, PublicAccessBlockConfiguration={"BlockPublicPolicy": True})
+        self.assertDenied(self.s3.put_bucket_policy, Bucket=b, Policy=public)
+        u = self.make_user("pabu")
+        self.s3.put_bucket_policy(Bucket=b, Policy=policy_doc(
+            {"Effect": "Allow", "Principal": {"AWS": u["arn"]}, "Action": "s3:GetObject",
+             "Resource": f"arn:aws:s3:::{b}/*"}))
+        self.assertEqual(self.client(u).get_object(Bucket=b, Key="public/p")["Body"].read(), b"public bytes")
+        self.s3.delete_public_access_block(Bucket=b)
+        self.assertS3Error(self.s3.get_public_access_block, "NoSuchPublicAccessBlockConfiguration", 404, Bucket=b)
+        self.s3.put_bucket_policy(Bucket=b, Policy=public)
+        status, _ = raw_request(self.server, "GET", f"/{b}/public/p")
+        self.assertEqual(status, 200)
+
+
+# ==========================================================================
 class PersistenceTest(unittest.TestCase):
     def test_identities_and_policies_survive_a_restart(self):
         server = Server().start()

@@ -85,5 +85,10 @@ void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers)
 // server-side encryption, which does not exist yet: never store plaintext
 // for a client that believes its data encrypted.
 std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers);
+// x-amz-acl / x-amz-grant-* on the requests that create buckets or objects:
+// buckets are BucketOwnerEnforced (ops/acl_ops.cc), so only ACLs that leave
+// the owner in full control pass (InvalidBucketAclWithObjectOwnership,
+// AccessControlListNotSupported, InvalidArgument for an unknown canned ACL).
+std::optional<Error> RefuseAcls(const http::Request& req, Op op);
 
 }  // namespace strata::s3

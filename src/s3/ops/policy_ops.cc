@@ -63,6 +63,14 @@ OpResult PutBucketPolicy(OpContext& ctx) {
   auto parsed = auth::Policy::Parse(body, auth::Policy::Kind::kResource);
   if (auto* e = std::get_if<auth::PolicyError>(&parsed)) return Malformed(e->message);
   if (auto e = CheckScope(std::get<auth::Policy>(parsed), ctx.route.bucket)) return e;
+  // As AWS: BlockPublicPolicy refuses a policy that would make the bucket public.
+  const auto& record = std::get<object::BucketRecord>(bucket);
+  if ((record.public_access_block & object::kBlockPublicPolicy) &&
+      std::get<auth::Policy>(parsed).IsPublic()) {
+    return MakeError(ErrorCode::kAccessDenied,
+                     "Access Denied: the bucket's public access block (BlockPublicPolicy) "
+                     "refuses a public policy");
+  }
   Status st = ctx.engine.SetBucketPolicy(ctx.route.bucket, body);
   ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
   if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);

@@ -63,14 +63,6 @@ Error FromPostSignatureError(const auth::PostSignatureError& e) {
   return MakeError(ErrorCode::kAccessDenied);
 }
 
-bool IsCannedAcl(std::string_view acl) {
-  for (std::string_view known : {"private", "public-read", "public-read-write", "aws-exec-read",
-                                 "authenticated-read", "bucket-owner-read",
-                                 "bucket-owner-full-control", "log-delivery-write"}) {
-    if (acl == known) return true;
-  }
-  return false;
-}
 
 // The object's URL as the client addressed the bucket (path or virtual host).
 std::string ObjectUrl(const OpContext& ctx, const std::string& key) {
@@ -183,8 +175,10 @@ OpResult PostObject(OpContext& ctx) {
     }
     as_put.headers.emplace_back(f.name, f.value);
   }
-  if (const std::string* acl = Field(fields, "acl"); acl && !IsCannedAcl(*acl)) {
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid canned ACL: " + *acl);
+  if (const std::string* acl = Field(fields, "acl")) {  // the acl field, as x-amz-acl
+    http::Request with_acl;
+    with_acl.headers.emplace_back("x-amz-acl", *acl);
+    if (auto e = RefuseAcls(with_acl, Op::kPutObject)) return e;
   }
   std::optional<std::string> want_md5;
   if (const std::string* md5 = Field(fields, "content-md5")) {
