@@ -74,32 +74,33 @@ bool IsValidIamName(std::string_view name, size_t max_chars) {
   return true;
 }
 
+struct UserRecord {
+  std::string name, user_id, canonical_id;
+  bool active = true;
+  int64_t created_ns = 0;
+  std::vector<std::string> groups, policies;
+};
+struct KeyRecord {
+  std::string id, user, sealed, secret;
+  bool active = true;
+  int64_t created_ns = 0;
+};
+struct GroupRecord {
+  std::string name;
+  int64_t created_ns = 0;
+  std::vector<std::string> policies;
+};
+struct PolicyRecord {
+  std::string name, document;
+  int64_t created_ns = 0;
+  std::shared_ptr<const Policy> compiled;
+};
+
 struct IdentityStore::State {
-  struct User {
-    std::string name, user_id, canonical_id;
-    bool active = true;
-    int64_t created_ns = 0;
-    std::vector<std::string> groups, policies;
-  };
-  struct Key {
-    std::string id, user, sealed, secret;
-    bool active = true;
-    int64_t created_ns = 0;
-  };
-  struct Group {
-    std::string name;
-    int64_t created_ns = 0;
-    std::vector<std::string> policies;
-  };
-  struct ManagedPolicy {
-    std::string name, document;
-    int64_t created_ns = 0;
-    std::shared_ptr<const Policy> compiled;
-  };
-  std::map<std::string, User> users;
-  std::map<std::string, Key> keys;
-  std::map<std::string, Group> groups;
-  std::map<std::string, ManagedPolicy> policies;
+  std::map<std::string, UserRecord> users;
+  std::map<std::string, KeyRecord> keys;
+  std::map<std::string, GroupRecord> groups;
+  std::map<std::string, PolicyRecord> policies;
 };
 
 struct IdentityStore::Snapshot {
@@ -113,25 +114,25 @@ struct IdentityStore::Snapshot {
 
 namespace {
 
-std::string EncodeUser(const IdentityStore::State::User& u) {
+std::string EncodeUser(const UserRecord& u) {
   return json{{"v", kRecordVersion}, {"name", u.name},        {"id", u.user_id},
               {"canonical_id", u.canonical_id},               {"active", u.active},
               {"created_ns", u.created_ns},                   {"groups", u.groups},
               {"policies", u.policies}}
       .dump();
 }
-std::string EncodeKey(const IdentityStore::State::Key& k) {
+std::string EncodeKey(const KeyRecord& k) {
   return json{{"v", kRecordVersion},       {"user", k.user},
               {"secret", Base64Encode(k.sealed)}, {"active", k.active},
               {"created_ns", k.created_ns}}
       .dump();
 }
-std::string EncodeGroup(const IdentityStore::State::Group& g) {
+std::string EncodeGroup(const GroupRecord& g) {
   return json{{"v", kRecordVersion}, {"name", g.name}, {"created_ns", g.created_ns},
               {"policies", g.policies}}
       .dump();
 }
-std::string EncodePolicy(const IdentityStore::State::ManagedPolicy& p) {
+std::string EncodePolicy(const PolicyRecord& p) {
   return json{{"v", kRecordVersion}, {"name", p.name}, {"document", p.document},
               {"created_ns", p.created_ns}}
       .dump();
@@ -201,7 +202,7 @@ Status IdentityStore::Load() {
     if (!j.is_object()) return Corrupt(name);
     try {
       if (kind == kUserKind) {
-        State::User u;
+        UserRecord u;
         u.name = name;
         u.user_id = j.at("id").get<std::string>();
         u.canonical_id = j.at("canonical_id").get<std::string>();
@@ -211,7 +212,7 @@ Status IdentityStore::Load() {
         u.policies = j.at("policies").get<std::vector<std::string>>();
         state_->users[name] = std::move(u);
       } else if (kind == kKeyKind) {
-        State::Key k;
+        KeyRecord k;
         k.id = name;
         k.user = j.at("user").get<std::string>();
         auto sealed = Base64Decode(j.at("secret").get<std::string>());
@@ -228,13 +229,13 @@ Status IdentityStore::Load() {
         k.created_ns = j.at("created_ns").get<int64_t>();
         state_->keys[name] = std::move(k);
       } else if (kind == kGroupKind) {
-        State::Group g;
+        GroupRecord g;
         g.name = name;
         g.created_ns = j.at("created_ns").get<int64_t>();
         g.policies = j.at("policies").get<std::vector<std::string>>();
         state_->groups[name] = std::move(g);
       } else if (kind == kPolicyKind) {
-        State::ManagedPolicy p;
+        PolicyRecord p;
         p.name = name;
         p.document = j.at("document").get<std::string>();
         p.created_ns = j.at("created_ns").get<int64_t>();
@@ -298,7 +299,64 @@ std::shared_ptr<const IdentityStore::Snapshot> IdentityStore::snapshot() const {
   return snap_;
 }
 
+namespace {
+
+Status BadName(std::string_view what, std::string_view name, size_t max) {
+  return Status(Code::kInvalidArgument,
+                std::string(what) + " name \"" + std::string(name) + "\" is not valid: 1 to " +
+                    std::to_string(max) + " letters, digits or + = , . @ _ -");
+}
+Status NoSuch(std::string_view what, std::string_view name) {
+  return Status(Code::kNotFound, "no such " + std::string(what) + ": " + std::string(name));
+}
+
+}  // namespace
+
 Status IdentityStore::Commit(const meta::WriteBatch& batch) { return kv_->Write(batch, true); }
+
+namespace {
+
+// Read-copy-change-write of one record: the change is made on a copy, the
+// copy written (synced), and only then does it replace the record in memory,
+// so a failed write changes nothing. Called with write_mu_ held.
+template <typename Rec, typename Change, typename Encode>
+Status ChangeRecord(meta::KvStore* kv, std::map<std::string, Rec>& records, char kind,
+                    std::string_view what, const std::string& name, const Change& change,
+                    const Encode& encode) {
+  auto it = records.find(name);
+  if (it == records.end()) return NoSuch(what, name);
+  Rec copy = it->second;
+  RETURN_IF_ERROR(change(copy));
+  meta::WriteBatch b;
+  b.Put(meta::IamKey(kind, name), encode(copy));
+  RETURN_IF_ERROR(kv->Write(b, /*sync=*/true));
+  it->second = std::move(copy);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status IdentityStore::Mutate(const std::function<Status()>& change) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  RETURN_IF_ERROR(change());
+  Publish();
+  return Status::OK();
+}
+
+Status IdentityStore::ChangeUser(const std::string& name,
+                                 const std::function<Status(UserRecord&)>& change) {
+  return Mutate([&] { return ChangeRecord(kv_, state_->users, kUserKind, "user", name, change, EncodeUser); });
+}
+
+Status IdentityStore::ChangeKey(const std::string& id,
+                                const std::function<Status(KeyRecord&)>& change) {
+  return Mutate([&] { return ChangeRecord(kv_, state_->keys, kKeyKind, "access key", id, change, EncodeKey); });
+}
+
+Status IdentityStore::ChangeGroup(const std::string& name,
+                                  const std::function<Status(GroupRecord&)>& change) {
+  return Mutate([&] { return ChangeRecord(kv_, state_->groups, kGroupKind, "group", name, change, EncodeGroup); });
+}
 
 std::optional<std::string> IdentityStore::Secret(std::string_view access_key) const {
   auto snap = snapshot();
@@ -323,18 +381,6 @@ std::optional<std::string> IdentityStore::DisplayName(std::string_view canonical
 
 // --- administration --------------------------------------------------------
 
-namespace {
-
-Status BadName(std::string_view what, std::string_view name, size_t max) {
-  return Status(Code::kInvalidArgument,
-                std::string(what) + " name \"" + std::string(name) + "\" is not valid: 1 to " +
-                    std::to_string(max) + " letters, digits or + = , . @ _ -");
-}
-Status NoSuch(std::string_view what, std::string_view name) {
-  return Status(Code::kNotFound, "no such " + std::string(what) + ": " + std::string(name));
-}
-
-}  // namespace
 
 Result<UserInfo> IdentityStore::CreateUser(const std::string& name) {
   if (!IsValidIamName(name, 64)) return BadName("user", name, 64);
@@ -343,7 +389,7 @@ Result<UserInfo> IdentityStore::CreateUser(const std::string& name) {
     if (state_->users.count(name)) {
       return Status(Code::kAlreadyExists, "user " + name + " already exists");
     }
-    State::User u;
+    UserRecord u;
     u.name = name;
     u.user_id = RandomId("AIDA", 17);
     u.canonical_id = HexEncode(RandomBytes(32));
@@ -375,24 +421,17 @@ Status IdentityStore::DeleteUser(const std::string& name) {
 }
 
 Status IdentityStore::SetUserActive(const std::string& name, bool active) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto it = state_->users.find(name);
-  if (it == state_->users.end()) return NoSuch("user", name);
-  State::User u = it->second;
-  u.active = active;
-  meta::WriteBatch b;
-  b.Put(meta::IamKey(kUserKind, name), EncodeUser(u));
-  if (Status s = Commit(b); !s.ok()) return s;
-  it->second = std::move(u);
-  Publish();
-  return Status::OK();
+  return ChangeUser(name, [&](UserRecord& u) {
+    u.active = active;
+    return Status::OK();
+  });
 }
 
 Result<UserInfo> IdentityStore::GetUser(const std::string& name) const {
   std::lock_guard<std::mutex> lock(write_mu_);
   auto it = state_->users.find(name);
   if (it == state_->users.end()) return NoSuch("user", name);
-  const State::User& u = it->second;
+  const UserRecord& u = it->second;
   UserInfo info;
   info.name = u.name;
   info.user_id = u.user_id;
@@ -432,7 +471,7 @@ Result<NewAccessKey> IdentityStore::CreateKey(const std::string& user) {
                   "user " + user + " already has " + std::to_string(kMaxKeysPerUser) +
                       " access keys: delete one first");
   }
-  State::Key k;
+  KeyRecord k;
   do {
     k.id = RandomId("AKIA", 16);
   } while (state_->keys.count(k.id) || k.id == root_key_.access_key);
@@ -450,17 +489,10 @@ Result<NewAccessKey> IdentityStore::CreateKey(const std::string& user) {
 }
 
 Status IdentityStore::SetKeyActive(const std::string& key_id, bool active) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto it = state_->keys.find(key_id);
-  if (it == state_->keys.end()) return NoSuch("access key", key_id);
-  State::Key k = it->second;
-  k.active = active;
-  meta::WriteBatch b;
-  b.Put(meta::IamKey(kKeyKind, key_id), EncodeKey(k));
-  if (Status s = Commit(b); !s.ok()) return s;
-  it->second = std::move(k);
-  Publish();
-  return Status::OK();
+  return ChangeKey(key_id, [&](KeyRecord& k) {
+    k.active = active;
+    return Status::OK();
+  });
 }
 
 Status IdentityStore::DeleteKey(const std::string& key_id) {
@@ -480,7 +512,7 @@ Result<GroupInfo> IdentityStore::CreateGroup(const std::string& name) {
   if (state_->groups.count(name)) {
     return Status(Code::kAlreadyExists, "group " + name + " already exists");
   }
-  State::Group g;
+  GroupRecord g;
   g.name = name;
   g.created_ns = static_cast<int64_t>(UnixNowNs());
   meta::WriteBatch b;
@@ -496,9 +528,9 @@ Status IdentityStore::DeleteGroup(const std::string& name) {
   if (!state_->groups.count(name)) return NoSuch("group", name);
   meta::WriteBatch b;
   b.Delete(meta::IamKey(kGroupKind, name));
-  std::map<std::string, State::User> changed;
+  std::map<std::string, UserRecord> changed;
   for (const auto& [uname, u] : state_->users) {
-    State::User copy = u;
+    UserRecord copy = u;
     if (RemoveValue(&copy.groups, name)) {
       b.Put(meta::IamKey(kUserKind, uname), EncodeUser(copy));
       changed[uname] = std::move(copy);
@@ -512,34 +544,20 @@ Status IdentityStore::DeleteGroup(const std::string& name) {
 }
 
 Status IdentityStore::AddUserToGroup(const std::string& group, const std::string& user) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  if (!state_->groups.count(group)) return NoSuch("group", group);
-  auto it = state_->users.find(user);
-  if (it == state_->users.end()) return NoSuch("user", user);
-  State::User u = it->second;
-  AddUnique(&u.groups, group);
-  meta::WriteBatch b;
-  b.Put(meta::IamKey(kUserKind, user), EncodeUser(u));
-  if (Status s = Commit(b); !s.ok()) return s;
-  it->second = std::move(u);
-  Publish();
-  return Status::OK();
+  return ChangeUser(user, [&](UserRecord& u) {
+    if (!state_->groups.count(group)) return NoSuch("group", group);
+    AddUnique(&u.groups, group);
+    return Status::OK();
+  });
 }
 
 Status IdentityStore::RemoveUserFromGroup(const std::string& group, const std::string& user) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto it = state_->users.find(user);
-  if (it == state_->users.end()) return NoSuch("user", user);
-  State::User u = it->second;
-  if (!RemoveValue(&u.groups, group)) {
-    return Status(Code::kNotFound, "user " + user + " is not in group " + group);
-  }
-  meta::WriteBatch b;
-  b.Put(meta::IamKey(kUserKind, user), EncodeUser(u));
-  if (Status s = Commit(b); !s.ok()) return s;
-  it->second = std::move(u);
-  Publish();
-  return Status::OK();
+  return ChangeUser(user, [&](UserRecord& u) {
+    if (!RemoveValue(&u.groups, group)) {
+      return Status(Code::kNotFound, "user " + user + " is not in group " + group);
+    }
+    return Status::OK();
+  });
 }
 
 std::vector<GroupInfo> IdentityStore::ListGroups() const {
@@ -572,7 +590,7 @@ Result<PolicyInfo> IdentityStore::PutPolicy(const std::string& name, const std::
   }
   {
     std::lock_guard<std::mutex> lock(write_mu_);
-    State::ManagedPolicy p;
+    PolicyRecord p;
     p.name = name;
     p.document = document;
     auto old = state_->policies.find(name);
@@ -646,60 +664,34 @@ std::vector<PolicyInfo> IdentityStore::ListPolicies() const {
 
 Status IdentityStore::AttachPolicy(const std::string& policy, const std::string& target_kind,
                                    const std::string& target) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  if (!state_->policies.count(policy)) return NoSuch("policy", policy);
-  meta::WriteBatch b;
+  auto attach = [&](std::vector<std::string>& policies) {
+    if (!state_->policies.count(policy)) return NoSuch("policy", policy);
+    AddUnique(&policies, policy);
+    return Status::OK();
+  };
   if (target_kind == "user") {
-    auto it = state_->users.find(target);
-    if (it == state_->users.end()) return NoSuch("user", target);
-    State::User u = it->second;
-    AddUnique(&u.policies, policy);
-    b.Put(meta::IamKey(kUserKind, target), EncodeUser(u));
-    if (Status s = Commit(b); !s.ok()) return s;
-    it->second = std::move(u);
-  } else if (target_kind == "group") {
-    auto it = state_->groups.find(target);
-    if (it == state_->groups.end()) return NoSuch("group", target);
-    State::Group g = it->second;
-    AddUnique(&g.policies, policy);
-    b.Put(meta::IamKey(kGroupKind, target), EncodeGroup(g));
-    if (Status s = Commit(b); !s.ok()) return s;
-    it->second = std::move(g);
-  } else {
-    return Status(Code::kInvalidArgument, "attach to \"user\" or \"group\", not " + target_kind);
+    return ChangeUser(target, [&](UserRecord& u) { return attach(u.policies); });
   }
-  Publish();
-  return Status::OK();
+  if (target_kind == "group") {
+    return ChangeGroup(target, [&](GroupRecord& g) { return attach(g.policies); });
+  }
+  return Status(Code::kInvalidArgument, "attach to \"user\" or \"group\", not " + target_kind);
 }
 
 Status IdentityStore::DetachPolicy(const std::string& policy, const std::string& target_kind,
                                    const std::string& target) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  meta::WriteBatch b;
-  const Status not_attached(Code::kNotFound,
-                            "policy " + policy + " is not attached to " + target_kind + " " +
-                                target);
+  auto detach = [&](std::vector<std::string>& policies) {
+    if (RemoveValue(&policies, policy)) return Status::OK();
+    return Status(Code::kNotFound,
+                  "policy " + policy + " is not attached to " + target_kind + " " + target);
+  };
   if (target_kind == "user") {
-    auto it = state_->users.find(target);
-    if (it == state_->users.end()) return NoSuch("user", target);
-    State::User u = it->second;
-    if (!RemoveValue(&u.policies, policy)) return not_attached;
-    b.Put(meta::IamKey(kUserKind, target), EncodeUser(u));
-    if (Status s = Commit(b); !s.ok()) return s;
-    it->second = std::move(u);
-  } else if (target_kind == "group") {
-    auto it = state_->groups.find(target);
-    if (it == state_->groups.end()) return NoSuch("group", target);
-    State::Group g = it->second;
-    if (!RemoveValue(&g.policies, policy)) return not_attached;
-    b.Put(meta::IamKey(kGroupKind, target), EncodeGroup(g));
-    if (Status s = Commit(b); !s.ok()) return s;
-    it->second = std::move(g);
-  } else {
-    return Status(Code::kInvalidArgument, "detach from \"user\" or \"group\", not " + target_kind);
+    return ChangeUser(target, [&](UserRecord& u) { return detach(u.policies); });
   }
-  Publish();
-  return Status::OK();
+  if (target_kind == "group") {
+    return ChangeGroup(target, [&](GroupRecord& g) { return detach(g.policies); });
+  }
+  return Status(Code::kInvalidArgument, "detach from \"user\" or \"group\", not " + target_kind);
 }
 
 }  // namespace strata::auth

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,6 +86,12 @@ struct RootKey {
   std::string secret_key;
 };
 
+// The stored records (defined in identities.cc).
+struct UserRecord;
+struct KeyRecord;
+struct GroupRecord;
+struct PolicyRecord;
+
 class IdentityStore {
  public:
   // Loads every 'A' record; on a new store, makes the account id and the
@@ -134,14 +141,21 @@ class IdentityStore {
 
   ~IdentityStore();
 
-  struct State;  // defined in identities.cc only
  private:
+  struct State;  // the records by name (identities.cc)
   struct Snapshot;
   IdentityStore(meta::KvStore* kv, std::string master_key, RootKey root);
   Status Load();
   // Writes `batch` (synced), applies the change to the in-memory state and
   // publishes a snapshot. Called with write_mu_ held.
   Status Commit(const meta::WriteBatch& batch);
+  // Runs `change` with write_mu_ held and publishes a snapshot if it succeeds.
+  Status Mutate(const std::function<Status()>& change);
+  // One record changed through Mutate (a copy, written before it replaces
+  // the original); NotFound if there is none.
+  Status ChangeUser(const std::string& name, const std::function<Status(UserRecord&)>& change);
+  Status ChangeKey(const std::string& id, const std::function<Status(KeyRecord&)>& change);
+  Status ChangeGroup(const std::string& name, const std::function<Status(GroupRecord&)>& change);
   void Publish();
   std::shared_ptr<const Snapshot> snapshot() const;
 

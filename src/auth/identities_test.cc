@@ -177,7 +177,7 @@ TEST_F(IdentitiesTest, BadInputIsRefusedWithTheReason) {
   EXPECT_EQ(ids->PutPolicy("p", std::string(kMaxIdentityPolicyBytes + 1, ' ')).status().code(),
             Code::kInvalidArgument);
   EXPECT_EQ(ids->AttachPolicy("missing", "user", std::string(64, 'a')).code(), Code::kNotFound);
-  EXPECT_EQ(ids->AttachPolicy("missing", "role", "x").code(), Code::kNotFound);
+  EXPECT_EQ(ids->AttachPolicy("missing", "role", "x").code(), Code::kInvalidArgument);
 }
 
 TEST_F(IdentitiesTest, AFailedWriteChangesNothing) {

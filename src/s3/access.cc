@@ -190,6 +190,19 @@ bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
   return allowed;
 }
 
+bool WritesNewObject(Op op) {
+  return op == Op::kPutObject || op == Op::kCopyObject || op == Op::kCreateMultipartUpload;
+}
+
+}  // namespace
+
+std::string BucketArn(std::string_view bucket) { return "arn:aws:s3:::" + std::string(bucket); }
+std::string ObjectArn(std::string_view bucket, std::string_view key) {
+  return "arn:aws:s3:::" + std::string(bucket) + "/" + std::string(key);
+}
+
+Error AccessDeniedError() { return MakeError(ErrorCode::kAccessDenied); }
+
 // The route's action, refined as AWS refines it when a version is named.
 std::string_view RouteAction(const OpContext& ctx) {
   const bool versioned = ctx.route.Has("versionId");
@@ -209,18 +222,6 @@ std::string_view RouteAction(const OpContext& ctx) {
   }
 }
 
-bool WritesNewObject(Op op) {
-  return op == Op::kPutObject || op == Op::kCopyObject || op == Op::kCreateMultipartUpload;
-}
-
-}  // namespace
-
-std::string BucketArn(std::string_view bucket) { return "arn:aws:s3:::" + std::string(bucket); }
-std::string ObjectArn(std::string_view bucket, std::string_view key) {
-  return "arn:aws:s3:::" + std::string(bucket) + "/" + std::string(key);
-}
-
-Error AccessDeniedError() { return MakeError(ErrorCode::kAccessDenied); }
 
 bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
             const auth::MapConditionContext* extra) {
@@ -241,6 +242,8 @@ OpResult AuthorizeRequest(OpContext& ctx) {
   if ((op == Op::kPostObject && form) || op == Op::kDeleteObjects) return std::nullopt;
   // A browser's preflight carries no credentials (the CORS rules decide).
   if (op == Op::kPreflightCors) return std::nullopt;
+  // Their bodies hold condition keys: checked by their handlers.
+  if (op == Op::kPutObjectTagging || op == Op::kPutObjectRetention) return std::nullopt;
   if (!Check(ctx, RouteAction(ctx), ctx.route.bucket, ctx.route.key, nullptr,
              ManagesBucketPolicy(op))) {
     return AccessDeniedError();

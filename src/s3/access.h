@@ -24,8 +24,14 @@ std::string ObjectArn(std::string_view bucket, std::string_view key);
 // route's action on its bucket or object (refined by versionId as AWS does:
 // s3:GetObjectVersion, s3:DeleteObjectVersion, ...), the copy source's, and
 // the extra actions of tagging and Object Lock headers. AccessDenied when
-// refused. DeleteObjects and PostObject check their keys themselves (Allows).
+// refused. DeleteObjects and PostObject check their keys themselves, and
+// PutObjectTagging / PutObjectRetention their action once the body is read
+// (its tags / retention are condition keys): Allows.
 OpResult AuthorizeRequest(OpContext& ctx);
+
+// The route's IAM action as AWS refines it (s3:GetObjectVersion when a
+// versionId is named, ...).
+std::string_view RouteAction(const OpContext& ctx);
 
 // Whether the caller may do `action` on `key` of the request's bucket ("" =
 // the bucket itself), with the request's condition keys plus `extra` (keys

@@ -338,6 +338,13 @@ class PolicyEnforcementTest(IamCase):
         self.assertDenied(c.put_object, Bucket=self.bucket, Key="tagged/new2", Body=b"n", Tagging="team=web")
         self.assertDenied(c.put_object, Bucket=self.bucket, Key="tagged/new3", Body=b"n", Tagging="team=ml&owner=x")
         self.assertDenied(c.put_object, Bucket=self.bucket, Key="tagged/new4", Body=b"n")
+        # PutObjectTagging: the new tags are the request's tags.
+        c.put_object_tagging(Bucket=self.bucket, Key="tagged/new",
+                             Tagging={"TagSet": [{"Key": "team", "Value": "ml"}]})
+        self.assertDenied(c.put_object_tagging, Bucket=self.bucket, Key="tagged/new",
+                          Tagging={"TagSet": [{"Key": "team", "Value": "web"}]})
+        self.assertEqual(self.s3.get_object_tagging(Bucket=self.bucket, Key="tagged/new")["TagSet"],
+                         [{"Key": "team", "Value": "ml"}])
         # Tags change: so does the answer.
         self.s3.put_object_tagging(Bucket=self.bucket, Key="tagged/web",
                                    Tagging={"TagSet": [{"Key": "team", "Value": "ml"}]})
@@ -410,6 +417,23 @@ class PolicyEnforcementTest(IamCase):
         self.assertDenied(bypass.delete_object, Bucket=b, Key="k", VersionId=vid)  # no header: still locked
         bypass.delete_object(Bucket=b, Key="k", VersionId=vid, BypassGovernanceRetention=True)
         self.assertS3Error(self.s3.head_object, "404", 404, Bucket=b, Key="k", VersionId=vid)
+
+    def test_retention_conditions_read_the_body(self):
+        b = unique_name("lockc")
+        self.s3.create_bucket(Bucket=b, ObjectLockEnabledForBucket=True)
+        vid = self.s3.put_object(Bucket=b, Key="k", Body=b"x")["VersionId"]
+        c = self.client(self.make_user("shortret", policy=policy_doc(
+            {"Effect": "Allow", "Action": "s3:PutObjectRetention", "Resource": f"arn:aws:s3:::{b}/*",
+             "Condition": {"NumericLessThanEquals": {"s3:object-lock-remaining-retention-days": "30"},
+                           "StringEquals": {"s3:object-lock-mode": "GOVERNANCE"}}})))
+        c.put_object_retention(Bucket=b, Key="k", VersionId=vid,
+                               Retention={"Mode": "GOVERNANCE", "RetainUntilDate": time.time() + 10 * 86400})
+        self.assertDenied(c.put_object_retention, Bucket=b, Key="k", VersionId=vid,
+                          Retention={"Mode": "GOVERNANCE", "RetainUntilDate": time.time() + 60 * 86400})
+        self.assertDenied(c.put_object_retention, Bucket=b, Key="k", VersionId=vid,
+                          Retention={"Mode": "COMPLIANCE", "RetainUntilDate": time.time() + 20 * 86400})
+        mode = self.s3.get_object_retention(Bucket=b, Key="k", VersionId=vid)["Retention"]["Mode"]
+        self.assertEqual(mode, "GOVERNANCE")
 
     def test_lock_headers_need_retention_permission(self):
         b = unique_name("lockp")

@@ -1,6 +1,7 @@
 // Object tagging (Put/Get/DeleteObjectTagging) and GetObjectAttributes.
 #include "common/hash.h"
 #include "common/time_util.h"
+#include "s3/access.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 #include "s3/xml.h"
@@ -33,6 +34,16 @@ OpResult PutObjectTagging(OpContext& ctx) {
   auto tags = ParseTagging(std::get<std::string>(body));
   if (!tags) return MakeError(ErrorCode::kMalformedXML);
   if (auto e = ValidateTags(*tags)) return *e;
+  // The new tags are what s3:RequestObjectTag/<key> and
+  // s3:RequestObjectTagKeys test: authorized now that they are known.
+  auth::MapConditionContext extra;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : *tags) {
+    extra.Set("s3:RequestObjectTag/" + k, v);
+    keys.push_back(k);
+  }
+  extra.Set("s3:RequestObjectTagKeys", std::move(keys));
+  if (!Allows(ctx, RouteAction(ctx), ctx.route.key, &extra)) return AccessDeniedError();
   return SetObjectTags(ctx, std::move(*tags), 200);
 }
 

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "object/lock.h"
+#include "s3/access.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 #include "s3/router.h"
@@ -211,6 +212,15 @@ OpResult PutObjectRetention(OpContext& ctx) {
     mode = *m;
     until = *t;
   }
+  // The retention asked for is what the s3:object-lock-* keys test.
+  auth::MapConditionContext extra;
+  if (has_mode) {
+    extra.Set("s3:object-lock-mode", *conf->mode);
+    extra.Set("s3:object-lock-retain-until-date", *conf->retain_until);
+    extra.Set("s3:object-lock-remaining-retention-days",
+              std::to_string((until - now) / (86400LL * 1000000000LL)));
+  }
+  if (!Allows(ctx, RouteAction(ctx), ctx.route.key, &extra)) return AccessDeniedError();
   object::Version version;
   auto target = LockTarget(ctx, &version);
   if (auto* e = std::get_if<Error>(&target)) return *e;
