@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "auth/secret_box.h"
 #include "common/hash.h"
 #include "meta/keys.h"
@@ -210,6 +214,39 @@ TEST_F(IdentitiesTest, AcknowledgedChangesSurvivePowerLoss) {
   EXPECT_FALSE(ids->Secret(key->id));  // the disable was acknowledged: it holds
   ASSERT_EQ(ids->GetUser("frank")->keys.size(), 1u);
   EXPECT_FALSE(ids->GetUser("frank")->keys[0].active);
+}
+
+// The request path reads snapshots while the admin API changes identities:
+// a reader sees a key either working with its secret or not at all.
+TEST_F(IdentitiesTest, ConcurrentReadersAndChanges) {
+  auto ids = Open();
+  ASSERT_TRUE(ids->CreateUser("gina").ok());
+  auto key = ids->CreateKey("gina");
+  ASSERT_TRUE(key.ok());
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> seen{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        auto secret = ids->Secret(key->id);
+        auto caller = ids->Resolve(key->id);
+        if (secret) EXPECT_EQ(*secret, key->secret);
+        if (caller) EXPECT_EQ(caller->principal.username, "gina");
+        EXPECT_TRUE(ids->Resolve("ROOTKEY"));
+        seen.fetch_add(1);
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(ids->SetKeyActive(key->id, i % 2 == 1).ok());
+    ASSERT_TRUE(ids->CreateUser("tmp" + std::to_string(i)).ok());
+    ASSERT_TRUE(ids->DeleteUser("tmp" + std::to_string(i)).ok());
+  }
+  stop = true;
+  for (auto& r : readers) r.join();
+  EXPECT_GT(seen.load(), 0u);
+  EXPECT_TRUE(ids->Secret(key->id));  // the last change (i = 199) enabled it
 }
 
 TEST(SecretBoxTest, SealOpenAndTamper) {
