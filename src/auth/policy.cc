@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -424,10 +425,16 @@ struct Value {
   Cidr cidr;             // IpAddress, NotIpAddress
 };
 
+// Distinct condition keys of a policy whose request values one Evaluate
+// looks up once (most policies test a handful; the rest are looked up each time).
+constexpr size_t kCachedKeys = 32;
+constexpr uint16_t kUncachedKey = UINT16_MAX;
+
 struct Condition {
   Operator op;
   std::string key;  // lowercased
   std::vector<Value> values;
+  uint16_t key_index = kUncachedKey;  // into EvalScratch's looked-up values
 };
 
 struct PrincipalSet {
@@ -526,6 +533,9 @@ bool Compared(T a, T b, Compare c) {
 struct EvalScratch {
   const std::string* ip_text = nullptr;  // the request value parsed below
   std::optional<IpAddress> ip;
+  // The request's values of the policy's first kCachedKeys distinct keys.
+  std::array<const std::vector<std::string>*, kCachedKeys> values{};
+  uint32_t looked_up = 0;  // bit i: values[i] is set
 };
 
 // Whether one request value matches any of the policy values under the
@@ -583,7 +593,15 @@ std::optional<bool> MatchesAny(const Condition& c, const std::string& v, const E
 }
 
 bool ConditionHolds(const Condition& c, const EvalRequest& r, EvalScratch* scratch) {
-  const std::vector<std::string>* values = RequestValues(r, c.key);
+  const std::vector<std::string>* values;
+  if (c.key_index == kUncachedKey) {
+    values = RequestValues(r, c.key);
+  } else if (scratch->looked_up & (1u << c.key_index)) {
+    values = scratch->values[c.key_index];
+  } else {
+    values = scratch->values[c.key_index] = RequestValues(r, c.key);
+    scratch->looked_up |= 1u << c.key_index;
+  }
   const bool absent = values == nullptr || values->empty();
   if (c.op.family == Family::kNull) {
     for (const Value& p : c.values) {
@@ -1131,6 +1149,16 @@ std::variant<Policy, PolicyError> Policy::Parse(std::string_view json, Kind kind
     auto compiled = std::make_unique<Compiled>();
     Compiler compiler(kind);
     if (!compiler.Document(doc, &compiled->statements)) return PolicyError{compiler.error()};
+    // Number the distinct condition keys, so one Evaluate asks for each once.
+    std::vector<std::string> keys;
+    for (Statement& s : compiled->statements) {
+      for (Condition& c : s.conditions) {
+        auto it = std::find(keys.begin(), keys.end(), c.key);
+        size_t index = static_cast<size_t>(it - keys.begin());
+        if (it == keys.end()) keys.push_back(c.key);
+        if (index < kCachedKeys) c.key_index = static_cast<uint16_t>(index);
+      }
+    }
     return Policy(std::move(compiled));
   } catch (const std::exception& e) {
     // Nothing above should throw once the JSON is parsed; never let it escape.
