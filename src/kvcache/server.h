@@ -68,13 +68,15 @@ struct ServerOptions {
   // Operators (the root identity): may open any identity's namespace and set
   // its quota and TTL. Null: nobody.
   std::function<bool(std::string_view access_key)> is_operator;
-  // What an identity may do in the namespace whose bucket is `bucket`
-  // (strata:KvRead / KvWrite / KvAdmin by policy, auth/authorizer.h),
+  // What an identity, connected from `peer_address`, may do in the namespace
+  // whose bucket is `bucket` (strata:KvRead / KvWrite / KvAdmin by policy,
+  // auth/authorizer.h; the address is aws:SourceIp),
   // decided once per OPEN_NAMESPACE. Set: it replaces the owner rule (a
   // policy may share a namespace), an identity with no right is DENIED before
   // anything is created, and quota / TTL need admin. Null: every right for the
   // namespace's owner and the operators, nobody else.
-  std::function<NamespaceRights(std::string_view access_key, const std::string& bucket)>
+  std::function<NamespaceRights(std::string_view access_key, const std::string& bucket,
+                                const std::string& peer_address)>
       namespace_rights;
   // Creates every thread of the server (tests inject failures). Null: std::thread.
   ThreadFactory thread_factory;

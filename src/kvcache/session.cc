@@ -351,7 +351,8 @@ void Session::HandleOpen(const FrameHeader& h, std::string_view payload) {
   NamespaceRights rights;  // without a policy hook: all, for the owner and operators
   bool any_owner = ctx_->IsOperator(identity_);
   if (ctx_->options.namespace_rights) {
-    rights = ctx_->options.namespace_rights(identity_, proto::NamespaceBucket(proto::NamespaceDigest(d)));
+    rights = ctx_->options.namespace_rights(
+        identity_, proto::NamespaceBucket(proto::NamespaceDigest(d)), address_);
     // Nothing is created for an identity that may not use the namespace, and
     // only an admin of it changes its quota or TTL.
     if (!rights.any() || (!rights.admin && (d.quota_bytes != 0 || d.ttl_s != 0))) {

@@ -19,6 +19,7 @@
 #include "auth/authorizer.h"
 #include "auth/identities.h"
 #include "common/log.h"
+#include "common/time_util.h"
 #include "http/server.h"
 #include "io/dirs.h"
 #include "io/file_system.h"
@@ -125,8 +126,8 @@ uint64_t HalfOfCapacity(const Config& cfg) {
 // namespace's bucket, by the caller's identity policies and the bucket's
 // policy (auth/authorizer.h: root has all of them unless a policy denies).
 kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, object::ObjectEngine* engine,
-                                           std::string_view access_key,
-                                           const std::string& bucket) {
+                                           std::string_view access_key, const std::string& bucket,
+                                           const std::string& peer_address) {
   kvcache::NamespaceRights rights{false, false, false};
   auto caller = ids->Resolve(access_key);
   if (!caller) return rights;
@@ -136,8 +137,18 @@ kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, object::Obj
     if (auto* p = std::get_if<auth::Policy>(&parsed)) bucket_policy = std::move(*p);
   }
   const std::string arn = "arn:aws:s3:::" + bucket;
+  // The condition keys of this path: who, from where, when (no TLS on the
+  // KV listener yet).
+  auth::MapConditionContext conditions;
+  conditions.Set("aws:SourceIp", peer_address);
+  conditions.Set("aws:SecureTransport", "false");
+  conditions.Set("aws:CurrentTime", FormatIso8601(UnixNowNs()));
+  conditions.Set("aws:EpochTime", std::to_string(UnixNowNs() / 1000000000));
+  conditions.Set("aws:PrincipalArn", caller->principal.arn);
+  conditions.Set("aws:userid", caller->principal.user_id);
+  if (!caller->principal.username.empty()) conditions.Set("aws:username", caller->principal.username);
   auto allowed = [&](std::string_view action) {
-    auth::AccessQuery q{action, arn, nullptr};
+    auth::AccessQuery q{action, arn, &conditions};
     return auth::Authorize(*caller, bucket_policy ? &*bucket_policy : nullptr, q) ==
            auth::AccessDecision::kAllow;
   };
@@ -282,8 +293,9 @@ int RunServer(const Config& cfg) {
     kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
     kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
-    kvo.namespace_rights = [ids, eng = engine->get()](std::string_view ak, const std::string& b) {
-      return KvNamespaceRights(ids, eng, ak, b);
+    kvo.namespace_rights = [ids, eng = engine->get()](std::string_view ak, const std::string& b,
+                                                      const std::string& peer) {
+      return KvNamespaceRights(ids, eng, ak, b, peer);
     };
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {

@@ -15,9 +15,11 @@ from kvtest import KvTestCase, chain_keys, descriptor, random_blocks
 BLOCK = 4096
 
 
-def kv_policy(*actions, resource="arn:aws:s3:::kv-*"):
-    return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Action": list(actions), "Resource": resource}]})
+def kv_policy(*actions, resource="arn:aws:s3:::kv-*", condition=None):
+    statement = {"Effect": "Allow", "Action": list(actions), "Resource": resource}
+    if condition:
+        statement["Condition"] = condition
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 class KvPolicyTest(KvTestCase):
@@ -67,6 +69,17 @@ class KvPolicyTest(KvTestCase):
         admin = self.user("kvadmin", "strata:KvAdmin", "strata:KvRead")
         ns_a = admin.open_namespace(**dict(desc, quota_bytes=1 << 30, ttl_s=3600))
         self.assertEqual(admin.lookup(ns_a, keys), 3)
+
+    def test_source_ip_condition(self):
+        desc = descriptor(BLOCK)
+        near = self.user("near", "strata:KvRead",
+                         condition={"IpAddress": {"aws:SourceIp": "127.0.0.0/8"}})
+        near.open_namespace(**desc)
+        far = self.user("far", "strata:KvRead",
+                        condition={"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})
+        with self.assertRaises(strata_kv.Error) as cm:
+            far.open_namespace(**desc)
+        self.assertEqual(cm.exception.code, strata_kv.DENIED)
 
     def test_policy_scoped_to_one_namespace_bucket(self):
         desc = descriptor(BLOCK)
