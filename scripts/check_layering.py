@@ -84,6 +84,8 @@ EXTERNAL_HEADERS = [
 PRIVATE_HEADERS = {
     "auth/auth_util.h": ("auth", "auth's internal helpers (namespace detail); "
                                  "others use sigv4.h, sigv2.h, aws_chunked.h"),
+    "auth/policy_values.h": ("auth", "the policy language's internals; others use auth/policy.h"),
+    "auth/policy_compiled.h": ("auth", "the policy language's internals; others use auth/policy.h"),
     "s3/ops/": ("s3", "s3/ops/ are the operation families behind the router; "
                       "outside s3 use s3/service.h"),
 }

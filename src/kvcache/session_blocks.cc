@@ -157,6 +157,10 @@ Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::G
     uint64_t off = it.offset;
     uint64_t left = results[i].length;
     const int fd = (*reader)->UnverifiedFd();
+    // Counted before the bytes go out: a client that has received them and
+    // then asks for STATS (on any connection) must find them counted. A
+    // send that fails ends the connection; its block is then over-counted.
+    ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
     if (rec.is_inline) {
       std::string_view parts[2] = {out_, std::string_view(rec.inline_data).substr(off, left)};
       RETURN_IF_ERROR(conn_->WriteAll(parts));
@@ -181,7 +185,6 @@ Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::G
         left -= want;
       }
     }
-    ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
   }
   return Status::OK();
 }
