@@ -273,6 +273,28 @@ class PolicyEnforcementTest(IamCase):
         self.assertEqual(status, 403)
         self.assertNotIn("new.txt", str(self.s3.list_objects_v2(Bucket=b)))
 
+    def test_anonymous_form_upload_needs_a_public_write_policy(self):
+        b = unique_name("drop")
+        self.s3.create_bucket(Bucket=b)
+        boundary = "strataboundary7"
+
+        def form(key):
+            parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="key"\r\n\r\n{key}\r\n',
+                     f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\n'
+                     "Content-Type: text/plain\r\n\r\nanonymous bytes\r\n", f"--{boundary}--\r\n"]
+            body = "".join(parts).encode()
+            return raw_request(self.server, "POST", f"/{b}", body=body, headers={
+                "Content-Type": f"multipart/form-data; boundary={boundary}", "Content-Length": str(len(body))})
+        status, body = form("drop/a.txt")
+        self.assertEqual((status, error_code(body)), (403, "AccessDenied"))
+        self.s3.put_bucket_policy(Bucket=b, Policy=policy_doc(
+            {"Effect": "Allow", "Principal": "*", "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{b}/drop/*"}))
+        status, _ = form("drop/a.txt")
+        self.assertEqual(status, 204)
+        self.assertEqual(self.get_body(b, "drop/a.txt"), b"anonymous bytes")
+        status, body = form("elsewhere/b.txt")
+        self.assertEqual((status, error_code(body)), (403, "AccessDenied"))
+
     def test_deny_without_tls_binds_root_but_root_can_remove_the_policy(self):
         b = unique_name("tls")
         self.s3.create_bucket(Bucket=b)

@@ -341,7 +341,7 @@ class PostObjectTest(ServerTestCase):
         url, form = self.presign("malformed")
         # No file part.
         self.assertPostError(self.post(url, form, b"", file_field=None), 400, "InvalidArgument")
-        # Missing policy: anonymous, refused.
+        # Missing policy: anonymous, refused (no bucket policy makes this bucket public).
         f2 = dict(form)
         del f2["policy"]
         self.assertPostError(self.post(url, f2, b"x"), 403, "AccessDenied")

@@ -90,41 +90,44 @@ OpResult PostObject(OpContext& ctx) {
   if (auto e = form.ReadFields()) return e;
   std::vector<FormField> fields = form.fields();
 
-  // Authentication: the signature covers the policy exactly as sent.
+  // Authentication: the signature covers the policy exactly as sent. A form
+  // without a policy is an anonymous upload (as S3: its signature fields, if
+  // any, mean nothing without one), which only a bucket policy granting
+  // s3:PutObject to everyone allows (checked below, once the key is known).
   const std::string* policy_b64 = Field(fields, "policy");
-  if (!policy_b64) {
-    // Without a policy the upload is anonymous; strata has no public buckets.
-    return MakeError(ErrorCode::kAccessDenied);
+  std::optional<PostPolicy> policy;
+  if (policy_b64) {
+    auto signed_by = auth::VerifyPostSignature(SignatureFields(fields), *policy_b64,
+                                               ctx.config.secrets, ctx.config.sigv2);
+    if (auto* e = std::get_if<auth::PostSignatureError>(&signed_by)) {
+      return FromPostSignatureError(*e);
+    }
+    const auth::PostSignature& signature = std::get<auth::PostSignature>(signed_by);
+    ctx.access_key = signature.access_key;
+    ctx.caller = ctx.config.identities->Resolve(signature.access_key);
+    if (!ctx.caller) return MakeError(ErrorCode::kInvalidAccessKeyId);
+    if (signature.version == auth::SignatureVersion::kV2) {
+      // Like x-amz-signature in a SigV4 form, the SigV2 credentials stand
+      // outside the policy's conditions.
+      std::erase_if(fields, [](const FormField& f) {
+        return f.name == "awsaccesskeyid" || f.name == "signature";
+      });
+      policy_b64 = Field(fields, "policy");  // the erase moved the fields
+    }
+    // Some encoders wrap base64 in lines; the signature covers the text as sent.
+    std::string compact;
+    for (char c : *policy_b64) {
+      if (c != '\r' && c != '\n' && c != ' ' && c != '\t') compact.push_back(c);
+    }
+    auto policy_json = Base64Decode(compact);
+    if (!policy_json) {
+      return MakeError(ErrorCode::kInvalidPolicyDocument,
+                       "Invalid Policy: Invalid Base64 encoding.");
+    }
+    auto parsed = ParsePostPolicy(*policy_json);
+    if (auto* e = std::get_if<Error>(&parsed)) return *e;
+    policy = std::move(std::get<PostPolicy>(parsed));
   }
-  auto signed_by = auth::VerifyPostSignature(SignatureFields(fields), *policy_b64,
-                                             ctx.config.secrets, ctx.config.sigv2);
-  if (auto* e = std::get_if<auth::PostSignatureError>(&signed_by)) {
-    return FromPostSignatureError(*e);
-  }
-  const auth::PostSignature& signature = std::get<auth::PostSignature>(signed_by);
-  ctx.access_key = signature.access_key;
-  ctx.caller = ctx.config.identities->Resolve(signature.access_key);
-  if (!ctx.caller) return MakeError(ErrorCode::kInvalidAccessKeyId);
-  if (signature.version == auth::SignatureVersion::kV2) {
-    // Like x-amz-signature in a SigV4 form, the SigV2 credentials stand
-    // outside the policy's conditions.
-    std::erase_if(fields, [](const FormField& f) {
-      return f.name == "awsaccesskeyid" || f.name == "signature";
-    });
-    policy_b64 = Field(fields, "policy");  // the erase moved the fields
-  }
-  // Some encoders wrap base64 in lines; the signature covers the text as sent.
-  std::string compact;
-  for (char c : *policy_b64) {
-    if (c != '\r' && c != '\n' && c != ' ' && c != '\t') compact.push_back(c);
-  }
-  auto policy_json = Base64Decode(compact);
-  if (!policy_json) {
-    return MakeError(ErrorCode::kInvalidPolicyDocument, "Invalid Policy: Invalid Base64 encoding.");
-  }
-  auto parsed = ParsePostPolicy(*policy_json);
-  if (auto* e = std::get_if<Error>(&parsed)) return *e;
-  const PostPolicy& policy = std::get<PostPolicy>(parsed);
 
   // ${filename} is expanded in every field before the policy is checked.
   std::string file_name = BaseFileName(form.file_name());
@@ -143,10 +146,12 @@ OpResult PostObject(OpContext& ctx) {
   if (!IsValidUtf8(key) || key.find('\0') != std::string::npos) {
     return MakeError(ErrorCode::kInvalidArgument, "Object key must be valid UTF-8 without NUL");
   }
-  if (auto e = EvaluatePostPolicy(policy, fields, ctx.route.bucket, UnixNowNs() / 1000000)) {
-    return e;
+  if (policy) {
+    if (auto e = EvaluatePostPolicy(*policy, fields, ctx.route.bucket, UnixNowNs() / 1000000)) {
+      return e;
+    }
   }
-  // The signer's rights: s3:PutObject on the key, and the actions its tag
+  // The signer's (or, without a policy, everyone's) rights: s3:PutObject on the key, and the actions its tag
   // and Object Lock fields need (as the PUT headers would).
   if (!Allows(ctx, "s3:PutObject", key) ||
       (Field(fields, "tagging") && !Allows(ctx, "s3:PutObjectTagging", key)) ||
@@ -213,8 +218,8 @@ OpResult PostObject(OpContext& ctx) {
                                      std::move(options));
   if (!writer.ok()) return FromStatus(writer.status(), ErrorCode::kNoSuchBucket);
   uint64_t max_bytes = ctx.config.max_object_bytes;
-  if (policy.length_range) {
-    max_bytes = std::min<uint64_t>(max_bytes, static_cast<uint64_t>(policy.length_range->second));
+  if (policy && policy->length_range) {
+    max_bytes = std::min<uint64_t>(max_bytes, static_cast<uint64_t>(policy->length_range->second));
   }
   while (true) {
     auto chunk = form.NextFileChunk();
@@ -228,7 +233,9 @@ OpResult PostObject(OpContext& ctx) {
     Status st = (*writer)->Append(data);
     if (!st.ok()) return FromStatus(st);
   }
-  if (auto e = CheckPostContentLength(policy, (*writer)->size_bytes())) return e;
+  if (policy) {
+    if (auto e = CheckPostContentLength(*policy, (*writer)->size_bytes())) return e;
+  }
   if (auto e = check.Finish(ctx)) return e;
   if (want_md5 && *want_md5 != (*writer)->Md5()) return MakeError(ErrorCode::kBadDigest);
   if (check.algorithm()) {
