@@ -22,6 +22,9 @@ class Service {
 
   void Handle(const http::Request& req, ByteSource& body, http::ResponseWriter& out);
   void HandleProtocolError(http::ProtocolError error, http::ResponseWriter& out);
+  // The buckets' compiled policies (and CORS rules), shared with the KV
+  // tier's namespace rights so both read one copy, compiled once.
+  BucketConfigs& bucket_configs() { return *bucket_configs_; }
 
  private:
   std::string NextRequestId();

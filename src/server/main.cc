@@ -27,6 +27,7 @@
 #include "meta/kv_store.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
+#include "s3/bucket_configs.h"
 #include "s3/service.h"
 #include "server/admin_api.h"
 #include "server/admin_cli.h"
@@ -125,17 +126,16 @@ uint64_t HalfOfCapacity(const Config& cfg) {
 // The KV tier's namespace rights: strata:KvRead / KvWrite / KvAdmin on the
 // namespace's bucket, by the caller's identity policies and the bucket's
 // policy (auth/authorizer.h: root has all of them unless a policy denies).
-kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, object::ObjectEngine* engine,
+kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, s3::BucketConfigs* configs,
                                            std::string_view access_key, const std::string& bucket,
                                            const std::string& peer_address) {
   kvcache::NamespaceRights rights{false, false, false};
   auto caller = ids->Resolve(access_key);
   if (!caller) return rights;
-  std::optional<auth::Policy> bucket_policy;
-  if (auto rec = engine->GetBucket(bucket); rec.ok() && !rec->policy.empty()) {
-    auto parsed = auth::Policy::Parse(rec->policy, auth::Policy::Kind::kResource);
-    if (auto* p = std::get_if<auth::Policy>(&parsed)) bucket_policy = std::move(*p);
-  }
+  // The S3 path's compiled copy (a stored policy that does not compile
+  // denies everything there, and so here).
+  auto config = configs->Get(bucket);
+  const auth::Policy* bucket_policy = config ? config->policy.get() : nullptr;
   const std::string arn = "arn:aws:s3:::" + bucket;
   // The condition keys of this path: who, from where, when (no TLS on the
   // KV listener yet).
@@ -149,8 +149,7 @@ kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, object::Obj
   if (!caller->principal.username.empty()) conditions.Set("aws:username", caller->principal.username);
   auto allowed = [&](std::string_view action) {
     auth::AccessQuery q{action, arn, &conditions};
-    return auth::Authorize(*caller, bucket_policy ? &*bucket_policy : nullptr, q) ==
-           auth::AccessDecision::kAllow;
+    return auth::Authorize(*caller, bucket_policy, q) == auth::AccessDecision::kAllow;
   };
   rights.read = allowed("strata:KvRead");
   rights.write = allowed("strata:KvWrite");
@@ -293,9 +292,9 @@ int RunServer(const Config& cfg) {
     kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
     kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
-    kvo.namespace_rights = [ids, eng = engine->get()](std::string_view ak, const std::string& b,
-                                                      const std::string& peer) {
-      return KvNamespaceRights(ids, eng, ak, b, peer);
+    kvo.namespace_rights = [ids, configs = &service.bucket_configs()](
+                               std::string_view ak, const std::string& b, const std::string& peer) {
+      return KvNamespaceRights(ids, configs, ak, b, peer);
     };
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {
