@@ -228,6 +228,13 @@ bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
   return Check(ctx, action, ctx.route.bucket, key, extra);
 }
 
+bool AllowsWriteOptions(OpContext& ctx, std::string_view key, bool tagging, bool retention,
+                        bool legal_hold) {
+  return (!tagging || Allows(ctx, "s3:PutObjectTagging", key)) &&
+         (!retention || Allows(ctx, "s3:PutObjectRetention", key)) &&
+         (!legal_hold || Allows(ctx, "s3:PutObjectLegalHold", key));
+}
+
 OpResult AuthorizeRequest(OpContext& ctx) {
   const Op op = ctx.route.op;
   const auth::Principal& p = ctx.caller->principal;
@@ -254,16 +261,10 @@ OpResult AuthorizeRequest(OpContext& ctx) {
   }
   if (WritesNewObject(op)) {
     const auto& h = ctx.http;
-    if (h.Header("x-amz-tagging") &&
-        !Check(ctx, "s3:PutObjectTagging", ctx.route.bucket, ctx.route.key, nullptr)) {
-      return AccessDeniedError();
-    }
-    if ((h.Header("x-amz-object-lock-mode") || h.Header("x-amz-object-lock-retain-until-date")) &&
-        !Check(ctx, "s3:PutObjectRetention", ctx.route.bucket, ctx.route.key, nullptr)) {
-      return AccessDeniedError();
-    }
-    if (h.Header("x-amz-object-lock-legal-hold") &&
-        !Check(ctx, "s3:PutObjectLegalHold", ctx.route.bucket, ctx.route.key, nullptr)) {
+    const bool retention =
+        h.Header("x-amz-object-lock-mode") || h.Header("x-amz-object-lock-retain-until-date");
+    if (!AllowsWriteOptions(ctx, ctx.route.key, h.Header("x-amz-tagging") != nullptr, retention,
+                            h.Header("x-amz-object-lock-legal-hold") != nullptr)) {
       return AccessDeniedError();
     }
   }

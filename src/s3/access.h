@@ -40,6 +40,13 @@ std::string_view RouteAction(const OpContext& ctx);
 bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
             const auth::MapConditionContext* extra = nullptr);
 
+// What a new object's write options need besides s3:PutObject, as AWS:
+// tags s3:PutObjectTagging, a retention s3:PutObjectRetention, a legal hold
+// s3:PutObjectLegalHold (PUT / COPY / CreateMultipartUpload headers and POST
+// form fields alike).
+bool AllowsWriteOptions(OpContext& ctx, std::string_view key, bool tagging, bool retention,
+                        bool legal_hold);
+
 // The AccessDenied error every refusal returns.
 Error AccessDeniedError();
 

@@ -91,12 +91,6 @@ OpResult CheckAclChange(OpContext& ctx, const std::string& owner, bool object) {
   return std::nullopt;
 }
 
-std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx) {
-  auto rec = ctx.engine.GetBucket(ctx.route.bucket);
-  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
-  return std::move(rec).value();
-}
-
 // The public access block's four flags, in record bit order.
 constexpr std::pair<const char*, uint8_t> kPabFlags[] = {
     {"BlockPublicAcls", object::kBlockPublicAcls},

@@ -59,4 +59,10 @@ std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& buck
   return ctx.config.identities->root().canonical_id;
 }
 
+std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx) {
+  auto rec = ctx.engine.GetBucket(ctx.route.bucket);
+  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
+  return std::move(rec).value();
+}
+
 }  // namespace strata::s3

@@ -71,6 +71,9 @@ void WriteOwner(const OpContext& ctx, XmlWriter& w, std::string_view element,
 // the root's access key: those are root's).
 std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& bucket);
 
+// The request's bucket record, or NoSuchBucket (the bucket configuration calls).
+std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx);
+
 // NoSuchBucket if the bucket is gone, else NoSuchKey.
 Error NotFoundError(OpContext& ctx);
 

@@ -36,12 +36,6 @@ std::optional<Error> CheckScope(const auth::Policy& policy, const std::string& b
   return std::nullopt;
 }
 
-std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx) {
-  auto rec = ctx.engine.GetBucket(ctx.route.bucket);
-  if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchBucket);
-  return std::move(rec).value();
-}
-
 }  // namespace
 
 OpResult PutBucketPolicy(OpContext& ctx) {

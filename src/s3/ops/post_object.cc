@@ -153,12 +153,11 @@ OpResult PostObject(OpContext& ctx) {
   }
   // The signer's (or, without a policy, everyone's) rights: s3:PutObject on the key, and the actions its tag
   // and Object Lock fields need (as the PUT headers would).
+  const bool retention =
+      Field(fields, "x-amz-object-lock-mode") || Field(fields, "x-amz-object-lock-retain-until-date");
   if (!Allows(ctx, "s3:PutObject", key) ||
-      (Field(fields, "tagging") && !Allows(ctx, "s3:PutObjectTagging", key)) ||
-      ((Field(fields, "x-amz-object-lock-mode") ||
-        Field(fields, "x-amz-object-lock-retain-until-date")) &&
-       !Allows(ctx, "s3:PutObjectRetention", key)) ||
-      (Field(fields, "x-amz-object-lock-legal-hold") && !Allows(ctx, "s3:PutObjectLegalHold", key))) {
+      !AllowsWriteOptions(ctx, key, Field(fields, "tagging") != nullptr, retention,
+                          Field(fields, "x-amz-object-lock-legal-hold") != nullptr)) {
     return AccessDeniedError();
   }
   // The redirect target becomes a Location header: no control characters.
