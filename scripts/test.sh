@@ -16,7 +16,15 @@ stamp "install dependencies"
 stamp "build"
 "$root/scripts/build.sh"
 stamp "ctest"
-(cd "$root/build" && ctest --output-on-failure "$@")
+if ! (cd "$root/build" && ctest --output-on-failure "$@"); then
+  # The failing cases again, last, so that a log cut to its head and tail
+  # still names them.
+  stamp "ctest failed; failing cases:"
+  log="$root/build/Testing/Temporary/LastTest.log"
+  grep -E -A6 '^[^ ]+:[0-9]+: Failure' "$log" | head -80 || true
+  grep -E '^\[  FAILED  \]|^FAILED |^E   ' "$log" | head -60 || true
+  exit 1
+fi
 if [[ "${STRATA_SKIP_SANITIZERS:-0}" == 1 ]]; then
   stamp "sanitizer stages skipped (STRATA_SKIP_SANITIZERS=1)"
   exit 0
