@@ -133,8 +133,16 @@ KvStatus KvClient::Connect(const ConnectOptions& options, std::unique_ptr<KvClie
   auto dialed = Dial(options.host, options.port,
                      static_cast<int>(std::min<uint32_t>(options.timeout_ms, INT_MAX)));
   if (!dialed.ok()) return KvStatus(KvCode::kIoError, dialed.status().message());
+  std::unique_ptr<Stream> stream;
+  if (options.tls) {
+    const std::string& name = options.tls_server_name.empty() ? options.host : options.tls_server_name;
+    KvStatus s = TlsStream(*dialed, options.timeout_ms, options.tls_ca_file, name, &stream);
+    if (!s.ok()) return s;
+  } else {
+    stream = PlainStream(*dialed, options.timeout_ms);
+  }
   std::unique_ptr<KvClient> client(
-      new KvClient(std::make_unique<Impl>(*dialed, options.timeout_ms)));
+      new KvClient(std::make_unique<Impl>(std::move(stream), options.timeout_ms)));
   Impl& impl = *client->impl_;
   std::string nonce;
   KvStatus s = Wait(impl, [&](KvCallback done) {

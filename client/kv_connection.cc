@@ -1,10 +1,6 @@
 // KvClient::Impl: the pipelined connection (kv_connection.h).
 #include "kv_connection.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -24,14 +20,14 @@ constexpr uint64_t kMaxSmallReplyBytes = 64 << 10;
 
 }  // namespace
 
-KvClient::Impl::Impl(int fd, uint32_t timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {
+KvClient::Impl::Impl(std::unique_ptr<Stream> stream, uint32_t timeout_ms)
+    : stream_(std::move(stream)), timeout_ms_(timeout_ms) {
   receiver_ = std::thread([this] { ReceiveLoop(); });
 }
 
 KvClient::Impl::~Impl() {
   Close();
   if (receiver_.joinable()) receiver_.join();  // closed from a callback: join here
-  if (!fd_closed_) ::close(fd_);
 }
 
 bool KvClient::Impl::connected() const {
@@ -50,14 +46,14 @@ void KvClient::Impl::Close() {
     if (closing_) return;
     closing_ = true;
   }
-  ::shutdown(fd_, SHUT_RDWR);  // the receiver sees the end and fails what is in flight
+  stream_->Shutdown();  // the receiver sees the end and fails what is in flight
   // From a callback (the receiver thread itself) the loop ends once it
   // returns, and the destructor joins it.
   if (receiver_.get_id() == std::this_thread::get_id()) return;
   if (receiver_.joinable()) receiver_.join();
   std::lock_guard<std::mutex> reader(reader_mu_);  // a synchronous caller reading has left
-  ::close(fd_);
-  fd_closed_ = true;
+  std::lock_guard<std::mutex> sender(send_mu_);    // and a sender sending
+  stream_->Close();
 }
 
 void KvClient::Impl::Send(Op op, std::string head, std::vector<iovec> extra, ReplyReader reader, KvCallback done) {
@@ -125,20 +121,7 @@ std::string KvClient::Impl::FrameStart(Op op, uint64_t payload_len) {
   return out;
 }
 
-KvStatus KvClient::Impl::RecvExact(void* buf, size_t n) {
-  char* p = static_cast<char*>(buf);
-  while (n > 0) {
-    ssize_t r = ::recv(fd_, p, n, MSG_WAITALL);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Errno("recv");
-    }
-    if (r == 0) return KvStatus(KvCode::kIoError, "connection closed by the server");
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return KvStatus::OK();
-}
+KvStatus KvClient::Impl::RecvExact(void* buf, size_t n) { return stream_->RecvExact(buf, n); }
 
 KvStatus KvClient::Impl::Discard(uint64_t n) {
   char scratch[64 << 10];
@@ -151,38 +134,6 @@ KvStatus KvClient::Impl::Discard(uint64_t n) {
   return KvStatus::OK();
 }
 
-KvStatus KvClient::Impl::Errno(const char* what) {
-  int e = errno;
-  if (e == EAGAIN || e == EWOULDBLOCK) {
-    return KvStatus(KvCode::kIoError, std::string(what) + ": timed out");
-  }
-  return KvStatus(KvCode::kIoError, std::string(what) + ": " + std::strerror(e));
-}
-
-KvStatus KvClient::Impl::SendIov(std::vector<iovec>& iov) {
-  size_t first = 0;
-  while (first < iov.size()) {
-    msghdr msg{};
-    msg.msg_iov = &iov[first];
-    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
-    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("send");
-    }
-    size_t sent = static_cast<size_t>(n);
-    while (first < iov.size() && sent >= iov[first].iov_len) {
-      sent -= iov[first].iov_len;
-      ++first;
-    }
-    if (sent) {
-      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + sent;
-      iov[first].iov_len -= sent;
-    }
-  }
-  return KvStatus::OK();
-}
-
 void KvClient::Impl::Break(KvStatus why) {
   std::map<uint64_t, Pending> failed;
   {
@@ -191,7 +142,7 @@ void KvClient::Impl::Break(KvStatus why) {
     why = broken_;
     failed.swap(pending_);
   }
-  ::shutdown(fd_, SHUT_RDWR);
+  stream_->Shutdown();
   for (auto& [id, p] : failed) p.done(why);
 }
 
@@ -213,10 +164,11 @@ KvStatus KvClient::Impl::WaitForReply() {
         wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, timeout_ms_ - age.count()));
       }
     }
-    pollfd p{fd_, POLLIN, 0};
-    int r = ::poll(&p, 1, wait_ms);
+    int r = stream_->Readable(wait_ms);
     if (r > 0) return KvStatus::OK();
-    if (r < 0 && errno != EINTR) return Errno("poll");
+    if (r < 0 && errno != EINTR) {
+      return KvStatus(KvCode::kIoError, std::string("poll: ") + std::strerror(errno));
+    }
   }
 }
 
@@ -290,8 +242,7 @@ void KvClient::Impl::ReceiveLoop() {
       return;
     }
     std::lock_guard<std::mutex> reader(reader_mu_);
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) continue;  // a synchronous caller read it meanwhile
+    if (stream_->Readable(0) <= 0) continue;  // a synchronous caller read it meanwhile
     if (!ReceiveOne()) return;
   }
 }

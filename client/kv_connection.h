@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "kv_stream.h"
 #include "kvcache/proto/frame.h"
 #include "strata/kv_client.h"
 
@@ -46,7 +47,7 @@ class KvClient::Impl {
   // stream; a non-OK status means the stream is no longer in step.
   using ReplyReader = std::function<KvStatus(Impl&, const proto::FrameHeader&)>;
 
-  Impl(int fd, uint32_t timeout_ms);
+  Impl(std::unique_ptr<Stream> stream, uint32_t timeout_ms);
   ~Impl();
 
   bool connected() const;
@@ -75,9 +76,7 @@ class KvClient::Impl {
     Clock::time_point sent;
   };
 
-  static KvStatus Errno(const char* what);
-
-  KvStatus SendIov(std::vector<iovec>& iov);
+  KvStatus SendIov(std::vector<iovec>& iov) { return stream_->SendIov(iov); }
 
   // The stream is out of step (or closed): fail everything in flight and
   // every later call.
@@ -106,7 +105,7 @@ class KvClient::Impl {
   void WaitUntil(const std::function<bool(std::chrono::microseconds)>& done);
 
  private:
-  const int fd_;
+  const std::unique_ptr<Stream> stream_;
   const uint32_t timeout_ms_;
   std::mutex send_mu_;  // one request on the wire at a time; guards next_id_
   uint64_t next_id_ = 1;
@@ -114,7 +113,6 @@ class KvClient::Impl {
   std::map<uint64_t, Pending> pending_;
   KvStatus broken_;
   bool closing_ = false;
-  bool fd_closed_ = false;
   std::mutex reader_mu_;  // held by whoever reads replies (receiver thread or Await)
   std::thread receiver_;
 };

@@ -70,8 +70,11 @@ int StatusesOut(const KvStatus& s, const std::vector<KvCode>& codes, int* status
 
 extern "C" {
 
-int strata_kv_connect(const char* host, uint16_t port, const char* access_key,
-                      const char* secret_key, uint32_t timeout_ms, strata_kv_client** out) {
+namespace {
+
+int ConnectWith(const char* host, uint16_t port, const char* access_key, const char* secret_key,
+                uint32_t timeout_ms, bool tls, const char* ca_file, const char* server_name,
+                strata_kv_client** out) {
   return Guard([&] {
     if (!host || !access_key || !secret_key || !out) {
       return Fail(STRATA_KV_INVALID, "NULL argument");
@@ -83,11 +86,28 @@ int strata_kv_connect(const char* host, uint16_t port, const char* access_key,
     options.access_key = access_key;
     options.secret_key = secret_key;
     options.timeout_ms = timeout_ms;
+    options.tls = tls;
+    if (ca_file) options.tls_ca_file = ca_file;
+    if (server_name) options.tls_server_name = server_name;
     auto client = std::make_unique<strata_kv_client>();
     int rc = Report(KvClient::Connect(options, &client->impl));
     if (rc == STRATA_KV_OK) *out = client.release();
     return rc;
   });
+}
+
+}  // namespace
+
+int strata_kv_connect(const char* host, uint16_t port, const char* access_key,
+                      const char* secret_key, uint32_t timeout_ms, strata_kv_client** out) {
+  return ConnectWith(host, port, access_key, secret_key, timeout_ms, false, nullptr, nullptr, out);
+}
+
+int strata_kv_connect_tls(const char* host, uint16_t port, const char* access_key,
+                          const char* secret_key, uint32_t timeout_ms, const char* ca_file,
+                          const char* server_name, strata_kv_client** out) {
+  return ConnectWith(host, port, access_key, secret_key, timeout_ms, true, ca_file, server_name,
+                     out);
 }
 
 void strata_kv_close(strata_kv_client* client) { delete client; }

@@ -261,8 +261,12 @@ std::string BytesArg(py::handle v, const char* what) {
 class Client {
  public:
   Client(const std::string& host, uint16_t port, const std::string& access_key,
-         const std::string& secret_key, uint32_t timeout_ms) {
+         const std::string& secret_key, uint32_t timeout_ms, bool tls, const std::string& ca_file,
+         const std::string& server_name) {
     strata::kv::ConnectOptions o;
+    o.tls = tls;
+    o.tls_ca_file = ca_file;
+    o.tls_server_name = server_name;
     o.host = host;
     o.port = port;
     o.access_key = access_key;
@@ -656,10 +660,13 @@ PYBIND11_MODULE(strata_kv, m) {
 
   py::class_<Client>(m, "Client")
       .def(py::init<const std::string&, uint16_t, const std::string&, const std::string&,
-                    uint32_t>(),
+                    uint32_t, bool, const std::string&, const std::string&>(),
            py::arg("host"), py::arg("port"), py::arg("access_key"), py::arg("secret_key"),
-           py::arg("timeout_ms") = 60000,
-           "Connects and authenticates; raises strata_kv.Error (code AUTH_FAILED on a bad key).")
+           py::arg("timeout_ms") = 60000, py::kw_only(), py::arg("tls") = false,
+           py::arg("ca_file") = "", py::arg("server_name") = "",
+           "Connects and authenticates; raises strata_kv.Error (code AUTH_FAILED on a bad key). "
+           "tls=True for a server started with --kv-tls: its certificate must chain to ca_file "
+           "(PEM; '' = the system's trust store) and name server_name ('' = host).")
       .def("ping", &Client::Ping)
       .def("open_namespace", &Client::Open,
            "open_namespace(**fields) -> Namespace. Fields: model_id, weights_fingerprint, "

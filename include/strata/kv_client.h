@@ -174,6 +174,12 @@ struct ConnectOptions {
   std::string access_key;
   std::string secret_key;
   uint32_t timeout_ms = 60000;  // a request unanswered this long breaks the connection; 0 = none
+  // TLS (a server started with --kv-tls): the server's certificate must
+  // chain to tls_ca_file (PEM; "" = the system's trust store) and name
+  // tls_server_name ("" = host).
+  bool tls = false;
+  std::string tls_ca_file;
+  std::string tls_server_name;
 };
 
 class KvClient {

@@ -135,6 +135,13 @@ typedef struct strata_kv_stats {
 STRATA_KV_API int strata_kv_connect(const char* host, uint16_t port, const char* access_key,
                                     const char* secret_key, uint32_t timeout_ms,
                                     strata_kv_client** out);
+/* The same over TLS (a server started with --kv-tls): the server's
+ * certificate must chain to ca_file (PEM; NULL or "" = the system's trust
+ * store) and name server_name (NULL or "" = host). */
+STRATA_KV_API int strata_kv_connect_tls(const char* host, uint16_t port, const char* access_key,
+                                        const char* secret_key, uint32_t timeout_ms,
+                                        const char* ca_file, const char* server_name,
+                                        strata_kv_client** out);
 /* Closes the connection and frees the client (NULL is ignored). */
 STRATA_KV_API void strata_kv_close(strata_kv_client* client);
 

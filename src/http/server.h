@@ -14,7 +14,7 @@
 #include "common/byte_source.h"
 #include "common/status.h"
 #include "http/request.h"
-#include "http/tls.h"
+#include "common/tls.h"
 
 namespace strata::http {
 

@@ -3,7 +3,7 @@
 // deadline, so a stalled client cannot pin a worker thread forever. In
 // non-blocking mode a read with no bytes ready fails at once with
 // would_block (the caller parks the connection). Models Beast's SyncReadStream.
-// With an SSL session (http/tls.h) the bytes go through it: the same
+// With an SSL session (common/tls.h) the bytes go through it: the same
 // timeouts apply to the handshake and to every record.
 #pragma once
 

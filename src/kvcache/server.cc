@@ -24,6 +24,7 @@ void DeleteBlocks(object::ObjectEngine* engine, Namespace* ns, const std::vector
 Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
                                               auth::SecretLookup secrets, ServerOptions options) {
   ASSIGN_OR_RETURN(auto listener, ListenTcp(options.host, options.port));
+  if (options.tls) listener = WrapTls(std::move(listener), options.tls);
   return Start(engine, std::move(secrets), std::move(options), std::move(listener));
 }
 

@@ -78,6 +78,9 @@ struct ServerOptions {
   std::function<NamespaceRights(std::string_view access_key, const std::string& bucket,
                                 const std::string& peer_address)>
       namespace_rights;
+  // Set: the TCP listener speaks TLS only (kvcache/tls_transport.cc; the
+  // handshake runs in the connection's first turns, under the auth deadline).
+  std::shared_ptr<TlsContext> tls;
   // Creates every thread of the server (tests inject failures). Null: std::thread.
   ThreadFactory thread_factory;
 };

@@ -88,6 +88,8 @@ class Client {
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     if (c.ok()) conn_ = std::move(c).value();
   }
+  // Over a connection made elsewhere (ConnectTls).
+  explicit Client(std::unique_ptr<Connection> conn) : conn_(std::move(conn)) {}
   Connection* conn() { return conn_.get(); }
   bool connected() const { return conn_ != nullptr; }
 

@@ -12,6 +12,11 @@
 
 #include "common/status.h"
 
+namespace strata {
+class TlsContext;
+class TlsClientContext;
+}
+
 namespace strata::kvcache {
 
 class Connection {
@@ -63,6 +68,18 @@ class Listener {
 
 // host "" or "0.0.0.0" = any IPv4 address; port 0 = an ephemeral port.
 Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host, uint16_t port);
+// Every connection `inner` accepts speaks TLS with ctx's certificate. Accept
+// never waits on a peer: the handshake runs inside the connection's first
+// reads (WaitReadable(0) drives it without blocking).
+std::unique_ptr<Listener> WrapTls(std::unique_ptr<Listener> inner, std::shared_ptr<TlsContext> ctx);
+
+// The client side (tests, tools): TLS over ConnectTcp, the server checked
+// against ctx's CA and server_name ("" = host); the handshake runs in the
+// first read or write.
+Result<std::unique_ptr<Connection>> ConnectTls(const std::string& host, uint16_t port,
+                                               const TlsClientContext& ctx,
+                                               const std::string& server_name = "");
+
 // from_host (optional): the local address to connect from (bound before connecting).
 Result<std::unique_ptr<Connection>> ConnectTcp(const std::string& host, uint16_t port,
                                                const std::string& from_host = "");

@@ -110,8 +110,8 @@ void AddServerOptions(CLI::App& app, Config& c) {
          },
          "HTTPS listener address (TLS 1.2+; needs --tls-cert and --tls-key)")
       ->type_name("HOST:PORT");
-  app.add_option("--tls-cert", c.tls_cert, "certificate chain (PEM) of the HTTPS listener; "
-                 "re-read with the key on SIGHUP")
+  app.add_option("--tls-cert", c.tls_cert, "certificate chain (PEM) of the HTTPS listener "
+                 "and of --kv-tls; re-read with the key on SIGHUP")
       ->type_name("FILE");
   app.add_option("--tls-key", c.tls_key, "private key (PEM) of --tls-cert")->type_name("FILE");
   AddStorageOptions(app, c);
@@ -150,6 +150,8 @@ void AddServerOptions(CLI::App& app, Config& c) {
          "KV-cache listener address, or off (failing to listen on the default only logs)")
       ->type_name("HOST:PORT|off")
       ->default_str(c.kv_listen_host + ":" + std::to_string(c.kv_listen_port));
+  app.add_flag("--kv-tls", c.kv_tls,
+               "the KV-cache listener speaks TLS only (TLS 1.2+), with --tls-cert and --tls-key");
   AddNumber(app, "--kv-workers", c.kv_workers, 1, 4096, "N", "KV request worker threads");
   AddNumber(app, "--kv-max-connections", c.kv_max_connections, 1, 1'000'000, "N",
             "open KV connections");
@@ -311,8 +313,15 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
       return cli::Usage("--listen-tls needs --tls-cert and --tls-key",
                         server_cmd->help("strata"));
     }
-    if (c.tls_listen_port < 0 && (!c.tls_cert.empty() || !c.tls_key.empty())) {
-      return cli::Usage("--tls-cert / --tls-key need --listen-tls HOST:PORT",
+    if (c.kv_tls && (c.tls_cert.empty() || c.tls_key.empty())) {
+      return cli::Usage("--kv-tls needs --tls-cert and --tls-key", server_cmd->help("strata"));
+    }
+    if (c.kv_tls && c.kv_listen_port < 0) {
+      return cli::Usage("--kv-tls needs the KV-cache listener (--kv-listen HOST:PORT, not off)",
+                        server_cmd->help("strata"));
+    }
+    if (c.tls_listen_port < 0 && !c.kv_tls && (!c.tls_cert.empty() || !c.tls_key.empty())) {
+      return cli::Usage("--tls-cert / --tls-key need --listen-tls HOST:PORT or --kv-tls",
                         server_cmd->help("strata"));
     }
     return Command(server);

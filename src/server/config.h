@@ -42,6 +42,8 @@ struct Config {
   std::string kv_listen_host = "127.0.0.1";
   int kv_listen_port = 9100;
   bool kv_listen_explicit = false;
+  // --kv-tls: the KV-cache listener speaks TLS only, with --tls-cert/--tls-key.
+  bool kv_tls = false;
   int kv_workers = 32;
   int kv_max_connections = 4096;
   int kv_max_connections_per_ip = 512;

@@ -345,6 +345,21 @@ TEST(CommandLine, UsageErrors) {
     EXPECT_CONTAINS(refused({"admin", "user"}).message, "subcommand");
   }
   EXPECT_CONTAINS(refused({"admin", "scrub"}).message, "scrub");
+  // TLS: the certificate pair serves --listen-tls and --kv-tls; each needs the pair.
+  EXPECT_CONTAINS(refused({"server", "--kv-tls"}).message, "--kv-tls needs --tls-cert and --tls-key");
+  EXPECT_CONTAINS(refused({"server", "--kv-tls", "--tls-cert", "c", "--tls-key", "k", "--kv-listen",
+                           "off"}).message,
+                  "--kv-tls needs the KV-cache listener");
+  EXPECT_CONTAINS(refused({"server", "--tls-cert", "c", "--tls-key", "k"}).message,
+                  "need --listen-tls HOST:PORT or --kv-tls");
+  {
+    auto parsed = ParseCommandLine({"server", "--kv-tls", "--tls-cert", "c", "--tls-key", "k"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    const Config& c = std::get<ServerCommand>(std::get<Command>(parsed)).config;
+    EXPECT_TRUE(c.kv_tls);
+    EXPECT_EQ(c.tls_listen_port, -1);
+    EXPECT_EQ(c.tls_cert, "c");
+  }
   EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--data", "/m"}).message, "needs --drives");
   EXPECT_CONTAINS(refused({"admin", "rebuild-index", "--drives", "/a", "--listen", "h:1"}).message,
                   "--listen");

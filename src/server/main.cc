@@ -128,7 +128,7 @@ uint64_t HalfOfCapacity(const Config& cfg) {
 // policy (auth/authorizer.h: root has all of them unless a policy denies).
 kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, s3::BucketConfigs* configs,
                                            std::string_view access_key, const std::string& bucket,
-                                           const std::string& peer_address) {
+                                           const std::string& peer_address, bool secure) {
   kvcache::NamespaceRights rights{false, false, false};
   auto caller = ids->Resolve(access_key);
   if (!caller) return rights;
@@ -137,11 +137,11 @@ kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, s3::BucketC
   auto config = configs->Get(bucket);
   const auth::Policy* bucket_policy = config ? config->policy.get() : nullptr;
   const std::string arn = "arn:aws:s3:::" + bucket;
-  // The condition keys of this path: who, from where, when (no TLS on the
-  // KV listener yet).
+  // The condition keys of this path: who, from where, when, over TLS or not
+  // (--kv-tls: every connection of the listener).
   auth::MapConditionContext conditions;
   conditions.Set("aws:SourceIp", peer_address);
-  conditions.Set("aws:SecureTransport", "false");
+  conditions.Set("aws:SecureTransport", secure ? "true" : "false");
   conditions.Set("aws:CurrentTime", FormatIso8601(UnixNowNs()));
   conditions.Set("aws:EpochTime", std::to_string(UnixNowNs() / 1000000000));
   conditions.Set("aws:PrincipalArn", caller->principal.arn);
@@ -242,15 +242,17 @@ int RunServer(const Config& cfg) {
     std::fprintf(stderr, "strata: %s\n", server.status().ToString().c_str());
     return 1;
   }
-  std::shared_ptr<http::TlsContext> tls;
+  std::shared_ptr<TlsContext> tls;
   std::unique_ptr<http::Server> tls_server;
-  if (cfg.tls_listen_port >= 0) {
-    auto loaded = http::TlsContext::Load(cfg.tls_cert, cfg.tls_key);
+  if (cfg.tls_listen_port >= 0 || cfg.kv_tls) {  // one certificate for both listeners
+    auto loaded = TlsContext::Load(cfg.tls_cert, cfg.tls_key);
     if (!loaded.ok()) {
       std::fprintf(stderr, "strata: TLS: %s\n", loaded.status().message().c_str());
       return 1;
     }
     tls = *loaded;
+  }
+  if (cfg.tls_listen_port >= 0) {
     http::ServerOptions tls_opts = opts;
     tls_opts.host = cfg.tls_listen_host;
     tls_opts.port = cfg.tls_listen_port;
@@ -292,14 +294,16 @@ int RunServer(const Config& cfg) {
     kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
     kvo.is_operator = [root_key = root.access_key](std::string_view ak) { return ak == root_key; };
-    kvo.namespace_rights = [ids, configs = &service.bucket_configs()](
+    if (cfg.kv_tls) kvo.tls = tls;
+    kvo.namespace_rights = [ids, configs = &service.bucket_configs(), secure = cfg.kv_tls](
                                std::string_view ak, const std::string& b, const std::string& peer) {
-      return KvNamespaceRights(ids, configs, ak, b, peer);
+      return KvNamespaceRights(ids, configs, ak, b, peer, secure);
     };
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {
       kv = std::move(started).value();
-      std::printf("  kv-cache:   %s:%d\n", cfg.kv_listen_host.c_str(), kv->port());
+      std::printf("  kv-cache:   %s:%d%s\n", cfg.kv_listen_host.c_str(), kv->port(),
+                  cfg.kv_tls ? "  (TLS)" : "");
     } else {
       STRATA_LOG("kv-cache tier off: %s", started.status().ToString().c_str());
       if (cfg.kv_listen_explicit) return 1;

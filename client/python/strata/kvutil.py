@@ -1,6 +1,7 @@
 """Helpers shared by the adapters: engine keys -> wire keys, byte views of
 engine buffers (no copies), and a reconnecting connection to one namespace."""
 import hashlib
+import os
 import threading
 
 import numpy as np
@@ -53,13 +54,28 @@ def byte_view(obj):
     return arr.reshape(-1).view(np.uint8)
 
 
+def tls_options(tls=False, ca_file="", server_name=""):
+    """strata_kv.Client keyword arguments for a server started with --kv-tls
+    ({} without TLS). ca_file: PEM bundle the server's certificate must chain
+    to ('' = $STRATA_KV_TLS_CA_FILE, else the system's trust store);
+    server_name: the name to check ('' = the host)."""
+    if isinstance(tls, str):
+        tls = tls.strip().lower() not in ("", "0", "false", "no", "off")
+    if not tls:
+        return {}
+    return {"tls": True, "ca_file": ca_file or os.environ.get("STRATA_KV_TLS_CA_FILE", ""),
+            "server_name": server_name or ""}
+
+
 class NamespaceConnection:
     """One strata_kv.Client with its namespace opened; reconnects (and reopens
     the namespace, whose handle belongs to the connection) after the
     connection is lost. Not shared between threads: make one per thread."""
 
-    def __init__(self, host, port, access_key, secret_key, namespace, timeout_ms=60000):
+    def __init__(self, host, port, access_key, secret_key, namespace, timeout_ms=60000,
+                 tls=None):
         self._args = (host, port, access_key, secret_key, timeout_ms)
+        self._tls = dict(tls or {})  # tls_options()
         self._namespace = dict(namespace)
         self.client = None
         self.ns = None
@@ -67,7 +83,7 @@ class NamespaceConnection:
     def ensure(self):
         if self.client is None or not self.client.connected:
             self.close()
-            self.client = strata_kv.Client(*self._args)
+            self.client = strata_kv.Client(*self._args, **self._tls)
             self.ns = self.client.open_namespace(**self._namespace)
         return self.client, self.ns
 

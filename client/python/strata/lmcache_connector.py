@@ -10,7 +10,9 @@ LMCache config (YAML or LMCACHE_* environment):
       remote_storage_plugin.strata.url: strata://kv-host:9400
       # optional: access_key, secret_key (else $STRATA_KV_ACCESS_KEY /
       # $STRATA_KV_SECRET_KEY), tenant_salt, weights_fingerprint,
-      # quota_bytes, ttl_s, pin_ms, io_threads, timeout_ms, strict_manifest
+      # quota_bytes, ttl_s, pin_ms, io_threads, timeout_ms, strict_manifest,
+      # tls (true for a server started with --kv-tls), tls_ca_file (else
+      # $STRATA_KV_TLS_CA_FILE, else the system's trust store), tls_server_name
 
 or `remote_url: strata://kv-host:9400` with the same plugin entry (the plugin
 registers the adapter; the URL then selects it). A plugin may have instances
@@ -63,7 +65,7 @@ import numpy as np
 
 import strata_kv
 
-from .kvutil import PerThreadConnections, byte_view
+from .kvutil import PerThreadConnections, byte_view, tls_options
 
 log = logging.getLogger("strata.lmcache")
 
@@ -241,8 +243,10 @@ class StrataRemoteConnector(RemoteConnector):
         fields = dict(self.namespace)
         if getattr(strata_kv, "PROTOCOL_VERSION", 1) >= 2:
             fields["manifest"] = self.manifest
+        tls = tls_options(settings.get("tls", False), settings.get("tls_ca_file", ""),
+                          settings.get("tls_server_name", ""))
         self._conns = PerThreadConnections(host, port, access_key, secret_key, fields,
-                                           int(settings.get("timeout_ms", 60000)))
+                                           int(settings.get("timeout_ms", 60000)), tls)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             int(settings.get("io_threads", 2)), thread_name_prefix="strata-lmc")
         self._pinned = {}  # lookup_id -> wire keys pinned for it

@@ -13,6 +13,9 @@ by vLLM's SecondaryTierFactory from kv_connector_extra_config:
 (the factory imports module_path, takes the class named by "type", checks
 it subclasses SecondaryTierManager and constructs it with keywords:
 offloading_spec, primary_kv_view, tier_type and the rest of the dict).
+For a server started with --kv-tls add "tls": true and, unless the system
+trusts its certificate, "tls_ca_file": "/path/ca.pem" (or
+$STRATA_KV_TLS_CA_FILE); "tls_server_name" overrides the name checked.
 Pinned interface: strata.PINNED_VERSIONS["vllm"].
 
 Namespace: derived from offloading_spec.config (model, KV dtype, KV groups,
@@ -47,7 +50,7 @@ from dataclasses import dataclass
 import strata_kv
 
 from . import PINNED_VERSIONS
-from .kvutil import NamespaceConnection, wire_key
+from .kvutil import NamespaceConnection, tls_options, wire_key
 
 try:  # the real base classes (or the interface stubs of tests/kv/stubs)
     from vllm.v1.kv_offload.base import (Locality, LookupResult, Medium, OffloadingEvent,
@@ -198,7 +201,8 @@ class StrataSecondaryTier(SecondaryTierManager):
                  port=9100, access_key=None, secret_key=None, weights_fingerprint="",
                  tenant_salt="", hash_seed=0, model_id=None, parallelism_agnostic=None,
                  quota_bytes=None, ttl_s=None, io_threads=2, timeout_ms=60000,
-                 locality="REMOTE", refuse_manifest_mismatch=False):
+                 locality="REMOTE", refuse_manifest_mismatch=False, tls=False,
+                 tls_ca_file="", tls_server_name=""):
         super().__init__(offloading_spec, primary_kv_view, tier_type)
         self.locality = Locality(locality) if locality else None
         view = memoryview(primary_kv_view)
@@ -224,7 +228,8 @@ class StrataSecondaryTier(SecondaryTierManager):
         ns_fields = dict(self.namespace)
         if _NS_MANIFEST:  # stored with the namespace by its first opener
             ns_fields["manifest"] = _canonical(self.manifest)
-        conn_args = (host, int(port), access_key, secret_key, ns_fields, int(timeout_ms))
+        conn_args = (host, int(port), access_key, secret_key, ns_fields, int(timeout_ms),
+                     tls_options(tls, tls_ca_file, tls_server_name))
         self._spans = [g.tokens_per_block * self._config.cache.blocks_per_chunk
                        for g in self._config.groups]
 
