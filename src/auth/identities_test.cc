@@ -238,6 +238,9 @@ TEST_F(IdentitiesTest, ConcurrentReadersAndChanges) {
       }
     });
   }
+  // The changes start once every reader is reading (else a fast writer can
+  // finish before any reader ran: nothing would be tested concurrently).
+  while (seen.load() < 4) std::this_thread::yield();
   for (int i = 0; i < 200; ++i) {
     ASSERT_TRUE(ids->SetKeyActive(key->id, i % 2 == 1).ok());
     ASSERT_TRUE(ids->CreateUser("tmp" + std::to_string(i)).ok());
