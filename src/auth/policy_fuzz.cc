@@ -7,7 +7,8 @@
 // keys the seeds use) and must give the same decision every time and after
 // a second Parse. The same bytes, split at the first '\n' (else in the
 // middle) into pattern and text, check WildcardMatch against a small dynamic
-// programming reference. Seeds: tests/fuzz/policy/.
+// programming reference. The same bytes as a stored ACL (auth/acl.h) must
+// decode only to what re-encodes to them. Seeds: tests/fuzz/policy/.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "auth/acl.h"
 #include "auth/policy.h"
 #include "common/encoding.h"
 #include "fuzz_util.h"
@@ -185,11 +187,32 @@ void CheckPolicy(std::string_view json, Policy::Kind kind) {
 
 }  // namespace
 
+// ---- stored ACLs (auth/acl.h) -------------------------------------------------
+// What decodes re-encodes to the same bytes, fails with a byte appended, and
+// answers AclAllows for any caller without trouble.
+void CheckAcl(std::string_view in) {
+  auto acl = strata::auth::DecodeAcl(in);
+  if (!acl) return;
+  FUZZ_CHECK(strata::auth::EncodeAcl(*acl) == in);
+  FUZZ_CHECK(!strata::auth::DecodeAcl(std::string(in) + '\0'));
+  FUZZ_CHECK(acl->grants.size() <= strata::auth::kMaxAclGrants);
+  Principal user;
+  user.kind = Principal::Kind::kUser;
+  user.canonical_id = acl->grants.empty() ? acl->owner : acl->grants[0].id;
+  for (uint8_t p : {strata::auth::kAclRead, strata::auth::kAclWrite, strata::auth::kAclReadAcp,
+                    strata::auth::kAclWriteAcp}) {
+    (void)strata::auth::AclAllows(*acl, user, p, false);
+    const bool anonymous = strata::auth::AclAllows(*acl, Principal{}, p, true);
+    FUZZ_CHECK(!anonymous);  // with public grants ignored, nobody anonymous gets anything
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const uint8_t control = data[0];
   const std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
   CheckWildcards(in, (control & 2) != 0);
   CheckPolicy(in, (control & 1) != 0 ? Policy::Kind::kResource : Policy::Kind::kIdentity);
+  CheckAcl(in);
   return 0;
 }

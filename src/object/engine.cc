@@ -166,6 +166,8 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.checksum_type = checksum_type_;
   rec.tags = std::move(options_.tags);
   rec.storage_class = std::move(options_.storage_class);
+  rec.owner = std::move(options_.owner);
+  rec.acl = std::move(options_.acl);
   rec.version_stamp = version_stamp_;
   rec.mtime_ns = mtime_ns_;
   rec.versioned = versioned_;
@@ -525,6 +527,14 @@ Status ObjectEngine::SetBucketCors(const std::string& name, std::string cors) {
 
 Status ObjectEngine::SetPublicAccessBlock(const std::string& name, uint8_t flags) {
   return ChangeBucket(name, [&](BucketRecord& r) { r.public_access_block = flags; });
+}
+
+Status ObjectEngine::SetBucketAcl(const std::string& name, std::string acl) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.acl = std::move(acl); });
+}
+
+Status ObjectEngine::SetBucketOwnership(const std::string& name, Ownership ownership) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.ownership = ownership; });
 }
 
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {

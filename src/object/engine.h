@@ -49,6 +49,9 @@ struct WriteOptions {
   std::optional<ObjectLock> lock;
   // Replacing a null version under GOVERNANCE retention is allowed.
   bool bypass_governance = false;
+  // The new version's owner and ACL (ObjectRecord::owner / acl).
+  std::string owner;
+  std::string acl;
 };
 
 // Streams one new object version in; nothing is visible until Commit().
@@ -230,6 +233,8 @@ class ObjectEngine {
   Status SetBucketPolicy(const std::string& name, std::string policy);
   Status SetBucketCors(const std::string& name, std::string cors);
   Status SetPublicAccessBlock(const std::string& name, uint8_t flags);
+  Status SetBucketAcl(const std::string& name, std::string acl);
+  Status SetBucketOwnership(const std::string& name, Ownership ownership);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 
@@ -262,6 +267,10 @@ class ObjectEngine {
   Result<ListResult> ListObjects(const std::string& bucket, const ListParams& params);
   Result<ListVersionsResult> ListVersions(const std::string& bucket,
                                           const ListVersionsParams& params);
+  // Replaces the owner and ACL of a version (NotFound if none; a delete
+  // marker: InvalidArgument), durable on the drives as its tags are.
+  Status SetObjectAcl(const std::string& bucket, const std::string& key, const Version& version,
+                      std::string owner, std::string acl);
   // Replaces the tags of a version (NotFound if none; MethodNotAllowed-worthy
   // delete markers: InvalidArgument).
   Status SetTags(const std::string& bucket, const std::string& key, Tags tags,
@@ -327,6 +336,13 @@ class ObjectEngine {
   Status WriteBucketLocked(const std::string& name, const BucketRecord& rec);
   // Read-modify-write of a bucket record under its lock.
   Status ChangeBucket(const std::string& name, const std::function<void(BucketRecord&)>& change);
+  // A version's tags or ACL (`what`, for the error of a delete marker):
+  // `change` edits the record, `piece` gives the id and trailer of the
+  // setting's record piece on self-describing stores (written first).
+  Status RewriteVersion(
+      const std::string& bucket, const std::string& key, const Version& version,
+      std::string_view what, const std::function<void(ObjectRecord&)>& change,
+      const std::function<std::pair<std::string, std::string>(ObjectRecord&)>& piece);
   // Under the key lock: the version's record rewritten after `change`, with
   // the lock record on the drives first (self-describing stores).
   Status UpdateLock(const std::string& bucket, const std::string& key, const Version& version,

@@ -208,6 +208,8 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   rec.headers = upload.headers;
   rec.tags = upload.tags;
   rec.storage_class = upload.storage_class;
+  rec.owner = upload.object_owner;
+  rec.acl = upload.acl;
   rec.checksum_algorithm = upload.checksum_algorithm;
   rec.checksum_type = upload.checksum_type;
   rec.upload_id = upload_id;

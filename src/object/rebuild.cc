@@ -34,6 +34,12 @@ struct FoundLock {
   LockRecord rec;
 };
 
+struct FoundAcl {
+  std::string id;
+  uint64_t stamp = 0;  // generation: the newest is the current ACL
+  AclRecord rec;
+};
+
 // Everything the drives describe, then the records it makes.
 class Rebuilder {
  public:
@@ -53,6 +59,7 @@ class Rebuilder {
   void AddPart(const std::string& id, const storage::DataHeader& header, const ObjectRecord& rec);
   void AddTags(const std::string& id, const storage::DataHeader& header, TagsRecord rec);
   void AddLock(const std::string& id, const storage::DataHeader& header, LockRecord rec);
+  void AddAcl(const std::string& id, const storage::DataHeader& header, AclRecord rec);
   Status WriteObjects();
   Status WriteUploadsAndParts();
   Status WriteBuckets();
@@ -70,6 +77,7 @@ class Rebuilder {
   std::map<std::pair<std::string, uint32_t>, FoundPart> parts_;         // (upload id, number)
   std::map<std::string, FoundTags> tags_;                               // by the version's data id
   std::map<std::string, FoundLock> locks_;                              // by the version's data id
+  std::map<std::string, FoundAcl> acls_;                                // by the version's data id
   std::set<std::string> referenced_;  // part ids of the surviving objects
   std::set<std::string> garbage_;
 };
@@ -113,6 +121,11 @@ bool Rebuilder::Add(const std::string& id, const storage::DataHeader& header, Tr
       if (rec) AddLock(id, header, std::move(*rec));
       return rec.has_value();
     }
+    case TrailerKind::kAcl: {
+      auto rec = DecodeAclRecord(payload);
+      if (rec) AddAcl(id, header, std::move(*rec));
+      return rec.has_value();
+    }
   }
   return false;
 }
@@ -152,6 +165,12 @@ void Rebuilder::AddLock(const std::string& id, const storage::DataHeader& header
   if (!inserted && found.stamp > it->second.stamp) it->second = std::move(found);
 }
 
+void Rebuilder::AddAcl(const std::string& id, const storage::DataHeader& header, AclRecord rec) {
+  FoundAcl found{id, header.version_stamp, std::move(rec)};
+  auto [it, inserted] = acls_.try_emplace(found.rec.data_id, found);
+  if (!inserted && found.stamp > it->second.stamp) it->second = std::move(found);
+}
+
 Status Rebuilder::Put(const std::string& key, const std::string& value) {
   batch_.Put(key, value);
   if (batch_.ops().size() < 1000) return Status::OK();
@@ -168,7 +187,7 @@ void Rebuilder::NeedBucket(const std::string& name, int64_t created_ns) {
   buckets_[name] = b;
 }
 
-// The surviving versions, with the tags and lock settings set after their write.
+// The surviving versions, with the tags, lock settings and ACLs set after their write.
 Status Rebuilder::WriteObjects() {
   for (auto& [where, versions] : versions_) {
     uint64_t newest_null = 0;
@@ -201,6 +220,14 @@ Status Rebuilder::WriteObjects() {
         ++report_.lock_settings;
         locks_.erase(lock);
       }
+      auto acl = acls_.find(rec.file_id);
+      if (acl != acls_.end() && !rec.file_id.empty()) {
+        rec.owner = acl->second.rec.owner;
+        rec.acl = acl->second.rec.acl;
+        rec.acl_on_drives = true;
+        ++report_.acl_settings;
+        acls_.erase(acl);
+      }
       if (rec.delete_marker) ++report_.delete_markers;
       RETURN_IF_ERROR(
           Put(meta::ObjectVersionKey(where.first, where.second, rec.version_stamp),
@@ -210,6 +237,7 @@ Status Rebuilder::WriteObjects() {
   }
   for (const auto& [data_id, t] : tags_) garbage_.insert(t.id);  // of versions gone
   for (const auto& [data_id, l] : locks_) garbage_.insert(l.id);
+  for (const auto& [data_id, a] : acls_) garbage_.insert(a.id);
   return Status::OK();
 }
 

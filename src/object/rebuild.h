@@ -37,6 +37,7 @@ struct RebuildReport {
   uint64_t parts = 0;              // their parts
   uint64_t tag_sets = 0;           // objects whose tags were replaced after the write
   uint64_t lock_settings = 0;      // versions whose retention / legal hold changed after the write
+  uint64_t acl_settings = 0;       // versions whose owner / ACL changed after the write
   uint64_t removed = 0;            // ids removed while a drive was offline (leftovers collected)
 };
 

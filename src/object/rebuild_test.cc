@@ -352,6 +352,48 @@ TEST_F(RebuildTest, VersionsMarkersAndLocksComeBack) {
   EXPECT_EQ(engine_->HeadVersion("vb", "k", k_versions[1]).status().detail(), Detail::kVersion);
 }
 
+// ACLs: the write's (in the data's trailer), bucket ACL and ownership (in the
+// bucket marker), and one changed after the write, twice (its ACL record on
+// the drives, newest generation wins) all come back.
+TEST_F(RebuildTest, OwnersAndAclsComeBack) {
+  Open();
+  BucketRecord b{23, "us-east-1", "me"};
+  ASSERT_TRUE(engine_->CreateBucket("ab", b).ok());
+  ASSERT_TRUE(engine_->SetBucketOwnership("ab", Ownership::kObjectWriter).ok());
+  ASSERT_TRUE(engine_->SetBucketAcl("ab", "bucket-acl").ok());
+  WriteOptions by_writer;
+  by_writer.owner = std::string(64, 'w');
+  by_writer.acl = "acl-at-write";
+  Put("ab", "written", Body(5000, 'w'), by_writer);
+  Put("ab", "changed", Body(5000, 'c'), by_writer);
+  ASSERT_TRUE(engine_->SetObjectAcl("ab", "changed", std::nullopt, by_writer.owner, "acl-1").ok());
+  ASSERT_TRUE(engine_->SetObjectAcl("ab", "changed", std::nullopt, by_writer.owner, "acl-2").ok());
+  EXPECT_EQ(engine_->SetObjectAcl("ab", "missing", std::nullopt, "", "x").code(), Code::kNotFound);
+
+  const Snapshot before = Records(kv_.get());
+  engine_.reset();
+  kv_ = meta::NewMemStore();
+  auto report = RebuildIndex(*store_, *kv_, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->acl_settings, 1u);
+  ExpectSameSnapshot(before, Records(kv_.get()));
+  Open();
+  auto bucket = engine_->GetBucket("ab");
+  ASSERT_TRUE(bucket.ok());
+  EXPECT_EQ(bucket->ownership, Ownership::kObjectWriter);
+  EXPECT_EQ(bucket->acl, "bucket-acl");
+  auto written = engine_->HeadObject("ab", "written");
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->owner, by_writer.owner);
+  EXPECT_EQ(written->acl, "acl-at-write");
+  auto changed = engine_->HeadObject("ab", "changed");
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(changed->acl, "acl-2");
+  EXPECT_TRUE(changed->acl_on_drives);
+  // The ACL record goes with its version.
+  ASSERT_TRUE(engine_->DeleteObject("ab", "changed").ok());
+}
+
 // The plain store keeps no headers: rebuild-index says so, typed.
 TEST(RebuildPlainTest, PlainStoreIsNotImplemented) {
   auto mem = io::NewMemFileSystem();

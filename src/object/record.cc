@@ -8,19 +8,23 @@
 namespace strata::object {
 
 namespace {
-// 1 = without the extension fields, 2 = without upload_id, 3 = without the lock fields
-constexpr char kObjectFormat = 4;
-constexpr char kUploadFormat = 2;  // 1 = without the lock
+// 1 = without the extension fields, 2 = without upload_id, 3 = without the
+// lock fields, 4 = without owner and ACL
+constexpr char kObjectFormat = 5;
+constexpr char kUploadFormat = 3;  // 1 = without the lock, 2 = without the ACL
 constexpr char kPartFormat = 1;
-constexpr char kBucketFormat = 4;  // 1 = without tags, 2 = without versioning and lock, 3 = without policy
+// 1 = without tags, 2 = without versioning and lock, 3 = without policy, 4 = without ownership / ACL
+constexpr char kBucketFormat = 5;
 constexpr char kTagsFormat = 1;
 constexpr char kLockFormat = 1;
+constexpr char kAclFormat = 1;
 constexpr uint64_t kFlagInline = 1;
 constexpr uint64_t kFlagTagsOnDrives = 2;  // older decoders ignore it (they read flags & 1)
 constexpr uint64_t kFlagVersioned = 4;     // format 4
 constexpr uint64_t kFlagDeleteMarker = 8;  // format 4
 constexpr uint64_t kFlagLockOnDrives = 16; // format 4
-constexpr uint64_t kKnownFlags = 31;
+constexpr uint64_t kFlagAclOnDrives = 32;  // format 5
+constexpr uint64_t kKnownFlags = 63;
 
 void PutLock(std::string* out, const ObjectLock& lock) {
   out->push_back(static_cast<char>(lock.mode));
@@ -93,6 +97,7 @@ std::vector<std::string> ObjectRecord::DataFiles() const {
   for (const PartRef& p : parts) files.push_back(p.file_id);
   if (tags_on_drives && !file_id.empty()) files.push_back(TagsRecordId(file_id));
   if (lock_on_drives && !file_id.empty()) files.push_back(LockRecordId(file_id));
+  if (acl_on_drives && !file_id.empty()) files.push_back(AclRecordId(file_id));
   return files;
 }
 
@@ -149,6 +154,30 @@ std::optional<LockRecord> DecodeLockRecord(std::string_view in) {
   return r;
 }
 
+std::string AclRecordId(const std::string& data_id) {
+  return Sha256Hex("acl/" + data_id).substr(0, 32);
+}
+
+std::string EncodeAclRecord(const AclRecord& r) {
+  std::string out(1, kAclFormat);
+  PutLengthPrefixed(&out, r.data_id);
+  PutVarint64(&out, r.version_stamp);
+  PutLengthPrefixed(&out, r.owner);
+  PutLengthPrefixed(&out, r.acl);
+  return out;
+}
+
+std::optional<AclRecord> DecodeAclRecord(std::string_view in) {
+  if (in.empty() || in[0] != kAclFormat) return std::nullopt;
+  in.remove_prefix(1);
+  AclRecord r;
+  if (!GetString(&in, &r.data_id) || !GetVarint64(&in, &r.version_stamp) ||
+      !GetString(&in, &r.owner) || !GetString(&in, &r.acl) || !in.empty()) {
+    return std::nullopt;
+  }
+  return r;
+}
+
 std::string TagsRecordId(const std::string& data_id) {
   return Sha256Hex("tags/" + data_id).substr(0, 32);
 }
@@ -185,7 +214,8 @@ std::string EncodeTrailer(TrailerKind kind, std::string_view payload) {
 std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::string_view trailer) {
   if (trailer.empty()) return std::nullopt;
   char k = trailer[0];
-  if (k != 'O' && k != 'P' && k != 'M' && k != 'B' && k != 'U' && k != 'T' && k != 'L') {
+  if (k != 'O' && k != 'P' && k != 'M' && k != 'B' && k != 'U' && k != 'T' && k != 'L' &&
+      k != 'A') {
     return std::nullopt;
   }
   return std::make_pair(static_cast<TrailerKind>(k), trailer.substr(1));
@@ -197,7 +227,8 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   PutVarint64(&out, (r.is_inline ? kFlagInline : 0) | (r.tags_on_drives ? kFlagTagsOnDrives : 0) |
                         (r.versioned ? kFlagVersioned : 0) |
                         (r.delete_marker ? kFlagDeleteMarker : 0) |
-                        (r.lock_on_drives ? kFlagLockOnDrives : 0));
+                        (r.lock_on_drives ? kFlagLockOnDrives : 0) |
+                        (r.acl_on_drives ? kFlagAclOnDrives : 0));
   PutVarint64(&out, r.size_bytes);
   PutLengthPrefixed(&out, r.etag);
   PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
@@ -221,6 +252,9 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   PutLengthPrefixed(&out, r.upload_id);
   // Format 4 extension.
   PutLock(&out, r.lock);
+  // Format 5 extension.
+  PutLengthPrefixed(&out, r.owner);
+  PutLengthPrefixed(&out, r.acl);
   return out;
 }
 
@@ -243,6 +277,8 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
     r.versioned = flags & kFlagVersioned;
     r.delete_marker = flags & kFlagDeleteMarker;
     r.lock_on_drives = flags & kFlagLockOnDrives;
+    r.acl_on_drives = flags & kFlagAclOnDrives;
+    if (format < 5 && r.acl_on_drives) return std::nullopt;
   }
   if (!GetHeaders(&in, &r.headers)) return std::nullopt;
   if (!GetString(&in, r.is_inline ? &r.inline_data : &r.file_id)) return std::nullopt;
@@ -265,6 +301,7 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
   }
   if (format >= 3 && !GetString(&in, &r.upload_id)) return std::nullopt;
   if (format >= 4 && !GetLock(&in, &r.lock)) return std::nullopt;
+  if (format >= 5 && (!GetString(&in, &r.owner) || !GetString(&in, &r.acl))) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   if (r.is_inline && r.inline_data.size() != r.size_bytes) return std::nullopt;
   return r;
@@ -281,6 +318,8 @@ std::string EncodeUploadRecord(const UploadRecord& r) {
   PutLengthPrefixed(&out, r.owner);
   out.push_back(r.lock ? 1 : 0);  // format 2
   if (r.lock) PutLock(&out, *r.lock);
+  PutLengthPrefixed(&out, r.object_owner);  // format 3
+  PutLengthPrefixed(&out, r.acl);
   return out;
 }
 
@@ -305,6 +344,9 @@ std::optional<UploadRecord> DecodeUploadRecord(std::string_view in) {
       if (!GetLock(&in, &lock)) return std::nullopt;
       r.lock = lock;
     }
+  }
+  if (format >= 3 && (!GetString(&in, &r.object_owner) || !GetString(&in, &r.acl))) {
+    return std::nullopt;
   }
   if (!in.empty()) return std::nullopt;
   r.initiated_ns = static_cast<int64_t>(initiated);
@@ -350,6 +392,8 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutLengthPrefixed(&out, r.policy);  // format 4
   PutLengthPrefixed(&out, r.cors);
   out.push_back(static_cast<char>(r.public_access_block));
+  out.push_back(static_cast<char>(r.ownership));  // format 5
+  PutLengthPrefixed(&out, r.acl);
   return out;
 }
 
@@ -384,6 +428,14 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     if (!GetString(&in, &r.policy) || !GetString(&in, &r.cors) || in.empty()) return std::nullopt;
     r.public_access_block = static_cast<uint8_t>(in[0]);
     in.remove_prefix(1);
+  }
+  if (format >= 5) {
+    if (in.empty() || static_cast<uint8_t>(in[0]) > static_cast<uint8_t>(Ownership::kUnset)) {
+      return std::nullopt;
+    }
+    r.ownership = static_cast<Ownership>(in[0]);
+    in.remove_prefix(1);
+    if (!GetString(&in, &r.acl)) return std::nullopt;
   }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);

@@ -78,6 +78,13 @@ struct ObjectRecord {
   // The lock settings were changed after the write and the current ones are
   // also on the drives, in the lock record LockRecordId(file_id). Flag bit 4.
   bool lock_on_drives = false;
+  // Format 5: the object's owner (canonical id; "" = the bucket's owner) and
+  // its ACL (auth/acl.h's encoding; "" = the owner's FULL_CONTROL only).
+  // Set from the write's options; changed by PutObjectAcl (then also in the
+  // version's ACL record on the drives, acl_on_drives).
+  std::string owner;
+  std::string acl;
+  bool acl_on_drives = false;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;
@@ -108,6 +115,9 @@ struct UploadRecord {
   // Object Lock settings named by CreateMultipartUpload (format 2); the
   // bucket's default applies at Complete when none is named.
   std::optional<ObjectLock> lock;
+  // Format 3: the object's owner and ACL to be (ObjectRecord::owner / acl).
+  std::string object_owner;
+  std::string acl;
 };
 
 struct PartRecord {
@@ -128,6 +138,15 @@ struct DefaultRetention {
   bool operator==(const DefaultRetention&) const = default;
 };
 
+// kUnset: DeleteBucketOwnershipControls removed the setting (ACLs enabled,
+// the writer owns its objects, as ObjectWriter).
+enum class Ownership : uint8_t {
+  kBucketOwnerEnforced = 0,
+  kBucketOwnerPreferred = 1,
+  kObjectWriter = 2,
+  kUnset = 3,
+};
+
 struct BucketRecord {
   int64_t created_ns = 0;
   std::string region;
@@ -143,6 +162,10 @@ struct BucketRecord {
   std::string cors;
   // PutPublicAccessBlock: the k* bits below (0: none configured).
   uint8_t public_access_block = 0;
+  // Format 5: object ownership (PutBucketOwnershipControls) and the bucket's
+  // ACL (auth/acl.h's encoding; "" = the owner's FULL_CONTROL only).
+  Ownership ownership = Ownership::kBucketOwnerEnforced;
+  std::string acl;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;
@@ -157,6 +180,7 @@ enum class TrailerKind : char {
   kUpload = 'U',    // a multipart upload in progress; payload: its UploadRecord
   kTags = 'T',      // the tags of an object version set after its write; payload: TagsRecord
   kLock = 'L',      // the lock settings of a version changed after its write; payload: LockRecord
+  kAcl = 'A',       // the owner / ACL of a version changed after its write; payload: AclRecord
 };
 std::string EncodeTrailer(TrailerKind kind, std::string_view payload);
 // nullopt if empty or of an unknown kind.
@@ -187,6 +211,14 @@ std::optional<LockRecord> DecodeLockRecord(std::string_view data);
 // Data ids of the small records on self-describing stores (32 hex chars,
 // derived so that the engine finds them again): the tag record of the
 // version whose data is `data_id`, and the marker of an upload in progress.
+struct AclRecord {
+  std::string data_id;
+  uint64_t version_stamp = 0;
+  std::string owner, acl;
+};
+std::string EncodeAclRecord(const AclRecord& r);
+std::optional<AclRecord> DecodeAclRecord(std::string_view data);
+std::string AclRecordId(const std::string& data_id);
 std::string TagsRecordId(const std::string& data_id);
 std::string LockRecordId(const std::string& data_id);
 std::string UploadMarkerId(const std::string& upload_id);

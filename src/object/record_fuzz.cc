@@ -1,6 +1,6 @@
 // libFuzzer target: the metadata record decoders (object/record.h): object
 // versions (every format), multipart uploads and parts, buckets, data
-// trailers and tag records. input[0] % 6 picks the decoder. docs/formats/metadata-records.md
+// trailers, tag, lock and ACL records, version ids. input[0] % 9 picks the decoder. docs/formats/metadata-records.md
 // says decoders reject unknown formats and trailing bytes: whatever decodes
 // must fail with one more byte appended, and must re-encode to bytes that
 // decode to the same record (encoding is a fixed point after one round).
@@ -34,7 +34,7 @@ void Check(std::string_view in, DecodeFn decode, EncodeFn encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0: {
       Check(in, DecodeObjectRecord, EncodeObjectRecord);
       if (auto r = DecodeObjectRecord(in)) {
@@ -57,6 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // A version id parses only if it is the one its stamp prints as.
       if (auto v = ParseVersionId(in)) FUZZ_CHECK(v->null ? in == "null" : VersionIdOf(v->stamp) == in);
       break;
+    case 8: Check(in, DecodeAclRecord, EncodeAclRecord); break;
   }
   return 0;
 }

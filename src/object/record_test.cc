@@ -70,7 +70,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   old.size_bytes = 1;
   old.inline_data = "x";
   std::string enc = EncodeObjectRecord(old);
-  std::string v3 = enc.substr(0, enc.size() - 3);  // drop mode, until (varint 0), hold
+  // drop owner and ACL (format 5, empty: 1 byte each), mode, until (varint 0), hold
+  std::string v3 = enc.substr(0, enc.size() - 5);
   v3[0] = 3;
   back = DecodeObjectRecord(v3);
   ASSERT_TRUE(back);
@@ -103,18 +104,54 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   bb = DecodeBucketRecord(v4);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->public_access_block, 0x85);
-  std::string bucket_v3 = v4.substr(0, v4.size() - 3 - b.policy.size() - b.cors.size());
+  // Format 5 appends the ownership byte and the ACL (1 byte when empty).
+  std::string bucket_v3 = v4.substr(0, v4.size() - 5 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->policy, "");
   EXPECT_EQ(bb->default_retention, b.default_retention);
 
+  // Format 5: ownership and the bucket ACL.
+  b.ownership = Ownership::kObjectWriter;
+  b.acl = std::string("\x01acl", 4);
+  bb = DecodeBucketRecord(EncodeBucketRecord(b));
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->ownership, Ownership::kObjectWriter);
+  EXPECT_EQ(bb->acl, b.acl);
+  std::string bad_ownership = EncodeBucketRecord(b);
+  bad_ownership[bad_ownership.size() - 1 - b.acl.size() - 1] = 7;
+  EXPECT_FALSE(DecodeBucketRecord(bad_ownership));
+
   UploadRecord u;
   u.lock = ObjectLock{LockMode::kGovernance, 42, LegalHold::kOff};
+  u.object_owner = std::string(64, 'e');
+  u.acl = "grants";
   auto ub = DecodeUploadRecord(EncodeUploadRecord(u));
   ASSERT_TRUE(ub && ub->lock);
   EXPECT_EQ(*ub->lock, *u.lock);
+  EXPECT_EQ(ub->object_owner, u.object_owner);
+  EXPECT_EQ(ub->acl, u.acl);
+  // Format 5 objects: owner, ACL and the flag of an ACL record on the drives.
+  ObjectRecord owned = o;
+  owned.owner = std::string(64, 'd');
+  owned.acl = "acl bytes";
+  owned.acl_on_drives = true;
+  auto ob = DecodeObjectRecord(EncodeObjectRecord(owned));
+  ASSERT_TRUE(ob);
+  EXPECT_EQ(ob->owner, owned.owner);
+  EXPECT_EQ(ob->acl, owned.acl);
+  EXPECT_TRUE(ob->acl_on_drives);
+  EXPECT_EQ(ob->DataFiles().back(), AclRecordId(owned.file_id));
+  AclRecord ar{std::string(32, 'f'), 5, owned.owner, owned.acl};
+  auto ab = DecodeAclRecord(EncodeAclRecord(ar));
+  ASSERT_TRUE(ab);
+  EXPECT_EQ(ab->owner, ar.owner);
+  EXPECT_EQ(ab->acl, ar.acl);
+  EXPECT_FALSE(DecodeAclRecord(EncodeAclRecord(ar) + 'x'));
+  auto trailer = DecodeTrailer(EncodeTrailer(TrailerKind::kAcl, "p"));
+  ASSERT_TRUE(trailer);
+  EXPECT_EQ(trailer->first, TrailerKind::kAcl);
   LockRecord lr{std::string(32, 'b'), 9, {LockMode::kGovernance, 77, LegalHold::kOn}};
   auto lb = DecodeLockRecord(EncodeLockRecord(lr));
   ASSERT_TRUE(lb);

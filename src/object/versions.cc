@@ -170,8 +170,10 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   return out;
 }
 
-Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, Tags tags,
-                             const Version& version) {
+Status ObjectEngine::RewriteVersion(
+    const std::string& bucket, const std::string& key, const Version& version,
+    std::string_view what, const std::function<void(ObjectRecord&)>& change,
+    const std::function<std::pair<std::string, std::string>(ObjectRecord&)>& piece) {
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
   ASSIGN_OR_RETURN(auto found, FindVersion(bucket, key, version));
@@ -179,23 +181,49 @@ Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, 
   ObjectRecord& rec = found->second;
   if (rec.delete_marker) {
     if (!version) return NotFound(Detail::kKey, "key " + key + " (deleted)");
-    return InvalidArgument(Detail::kVersion, "a delete marker has no tags");
+    return InvalidArgument(Detail::kVersion, "a delete marker has no " + std::string(what));
   }
-  rec.tags = std::move(tags);
+  change(rec);
   if (SelfDescribing() && !rec.file_id.empty()) {
-    // The data's trailer keeps the tags of the write; the current ones go to
-    // the version's tag record on the drives (rewritten, a newer generation
-    // each time), durable before the metadata says so: rebuild-index finds them.
+    // The data's trailer keeps what the write set; the current setting goes
+    // to the version's record piece on the drives (rewritten, a newer
+    // generation each time), durable before the metadata says so:
+    // rebuild-index finds it. `piece` also sets the record's on-drives flag.
     storage::DataHeader header{bucket, key, "", 0, NextVersionStamp()};
-    TagsRecord tr{rec.file_id, rec.version_stamp, rec.tags};
-    RETURN_IF_ERROR(WriteRecordPiece(TagsRecordId(rec.file_id), header,
-                                     EncodeTrailer(TrailerKind::kTags, EncodeTagsRecord(tr)),
-                                     /*intent=*/false));
-    rec.tags_on_drives = true;  // collected with the version (DataFiles)
+    auto [id, trailer] = piece(rec);
+    RETURN_IF_ERROR(WriteRecordPiece(id, header, trailer, /*intent=*/false));
   }
   meta::WriteBatch batch;
   batch.Put(found->first, EncodeObjectRecord(rec));
   return kv_->Write(batch, /*sync=*/true);
+}
+
+Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, Tags tags,
+                             const Version& version) {
+  return RewriteVersion(
+      bucket, key, version, "tags", [&](ObjectRecord& rec) { rec.tags = std::move(tags); },
+      [](ObjectRecord& rec) {
+        rec.tags_on_drives = true;  // collected with the version (DataFiles)
+        TagsRecord tr{rec.file_id, rec.version_stamp, rec.tags};
+        return std::make_pair(TagsRecordId(rec.file_id),
+                              EncodeTrailer(TrailerKind::kTags, EncodeTagsRecord(tr)));
+      });
+}
+
+Status ObjectEngine::SetObjectAcl(const std::string& bucket, const std::string& key,
+                                  const Version& version, std::string owner, std::string acl) {
+  return RewriteVersion(
+      bucket, key, version, "ACL",
+      [&](ObjectRecord& rec) {
+        rec.owner = std::move(owner);
+        rec.acl = std::move(acl);
+      },
+      [](ObjectRecord& rec) {
+        rec.acl_on_drives = true;
+        AclRecord ar{rec.file_id, rec.version_stamp, rec.owner, rec.acl};
+        return std::make_pair(AclRecordId(rec.file_id),
+                              EncodeTrailer(TrailerKind::kAcl, EncodeAclRecord(ar)));
+      });
 }
 
 Status ObjectEngine::UpdateLock(

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/query_string.h"
 #include "common/time_util.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
 #include "s3/ops/versioning.h"
@@ -166,9 +167,38 @@ bool ManagesBucketPolicy(Op op) {
          op == Op::kDeleteBucketPolicy;
 }
 
+// What the bucket's ACL, or the object version's, grants (auth/acl.h maps
+// actions to permissions). `version`: the version the request names.
+bool AclGrants(OpContext& ctx, const BucketConfig& config, std::string_view action,
+               const std::string& bucket, std::string_view key, const object::Version& version) {
+  const Principal& p = ctx.caller->principal;
+  const std::string bucket_owner = BucketOwnerId(ctx, config.owner);
+  if (uint8_t need = auth::BucketAclPermissionFor(action)) {
+    if (auth::AclAllows(StoredOrPrivate(config.acl, bucket_owner), p, need,
+                        config.ignore_public_acls)) {
+      return true;
+    }
+  }
+  uint8_t need = auth::ObjectAclPermissionFor(action);
+  if (need == 0 || key.empty()) return false;
+  auto rec = ctx.engine.HeadVersion(bucket, std::string(key), version);
+  if (!rec.ok() || rec->delete_marker) return false;  // the handler reports what is missing
+  const std::string owner = rec->owner.empty() ? bucket_owner : rec->owner;
+  return auth::AclAllows(StoredOrPrivate(rec->acl, owner), p, need, config.ignore_public_acls);
+}
+
+// The version the request's own object names (?versionId).
+object::Version RouteVersion(const OpContext& ctx) {
+  if (const std::string* id = ctx.route.Query("versionId")) {
+    auto v = ParseRequestVersionId(*id);
+    if (auto* sel = std::get_if<object::VersionSelector>(&v)) return *sel;
+  }
+  return std::nullopt;
+}
+
 bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
            std::string_view key, const auth::MapConditionContext* extra,
-           bool manages_policy = false) {
+           bool manages_policy = false, const object::Version& version = std::nullopt) {
   std::shared_ptr<const BucketConfig> config;
   if (!bucket.empty() && ctx.config.bucket_configs) config = ctx.config.bucket_configs->Get(bucket);
   const auth::Policy* bucket_policy = config ? config->policy.get() : nullptr;
@@ -180,12 +210,18 @@ bool Check(OpContext& ctx, std::string_view action, const std::string& bucket,
                                         : ObjectArn(bucket, key);
   RequestConditions conditions(ctx, bucket, key, extra);
   auth::AccessQuery query{action, resource, &conditions, manages_policy};
-  const bool allowed = auth::Authorize(caller, bucket_policy, query) == auth::AccessDecision::kAllow;
+  const auth::AccessDecision decision = auth::Authorize(caller, bucket_policy, query);
+  bool allowed = decision == auth::AccessDecision::kAllow;
   // RestrictPublicBuckets: what a public policy allows is for the account's
   // own identities only; anonymous callers get nothing from it.
   if (allowed && config && config->restrict_public_policy &&
       caller.principal.kind == Principal::Kind::kAnonymous) {
-    return false;
+    allowed = false;
+  }
+  // An ACL grant allows what no policy denied explicitly.
+  if (!allowed && decision == auth::AccessDecision::kImplicitDeny && config &&
+      config->acls_enabled) {
+    allowed = AclGrants(ctx, *config, action, bucket, key, version);
   }
   return allowed;
 }
@@ -225,7 +261,8 @@ std::string_view RouteAction(const OpContext& ctx) {
 
 bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
             const auth::MapConditionContext* extra) {
-  return Check(ctx, action, ctx.route.bucket, key, extra);
+  return Check(ctx, action, ctx.route.bucket, key, extra, false,
+               key == ctx.route.key ? RouteVersion(ctx) : std::nullopt);
 }
 
 bool AllowsWriteOptions(OpContext& ctx, std::string_view key, bool tagging, bool retention,
@@ -252,12 +289,14 @@ OpResult AuthorizeRequest(OpContext& ctx) {
   // Their bodies hold condition keys: checked by their handlers.
   if (op == Op::kPutObjectTagging || op == Op::kPutObjectRetention) return std::nullopt;
   if (!Check(ctx, RouteAction(ctx), ctx.route.bucket, ctx.route.key, nullptr,
-             ManagesBucketPolicy(op))) {
+             ManagesBucketPolicy(op), RouteVersion(ctx))) {
     return AccessDeniedError();
   }
   if (op == Op::kGetObjectAttributes) {
     std::string_view read = ctx.route.Has("versionId") ? "s3:GetObjectVersion" : "s3:GetObject";
-    if (!Check(ctx, read, ctx.route.bucket, ctx.route.key, nullptr)) return AccessDeniedError();
+    if (!Check(ctx, read, ctx.route.bucket, ctx.route.key, nullptr, false, RouteVersion(ctx))) {
+      return AccessDeniedError();
+    }
   }
   if (WritesNewObject(op)) {
     const auto& h = ctx.http;
@@ -274,7 +313,9 @@ OpResult AuthorizeRequest(OpContext& ctx) {
     // A malformed source is the handler's error to report; nothing is read.
     if (auto* s = std::get_if<CopySource>(&source)) {
       std::string_view action = s->version ? "s3:GetObjectVersion" : source_action;
-      if (!Check(ctx, action, s->bucket, s->key, nullptr)) return AccessDeniedError();
+      if (!Check(ctx, action, s->bucket, s->key, nullptr, false, s->version)) {
+        return AccessDeniedError();
+      }
     }
   }
   return std::nullopt;

@@ -38,8 +38,15 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
   auto rec = engine_->GetBucket(bucket);
   if (!rec.ok() && rec.status().code() != Code::kNotFound) return nullptr;  // not cached
   std::shared_ptr<BucketConfig> config;
-  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty())) {
+  const bool acls = rec.ok() && rec->ownership != object::Ownership::kBucketOwnerEnforced;
+  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty() || acls)) {
     config = std::make_shared<BucketConfig>();
+    if (acls) {
+      config->acls_enabled = true;
+      config->acl = rec->acl;
+      config->owner = rec->owner;
+      config->ignore_public_acls = rec->public_access_block & object::kIgnorePublicAcls;
+    }
     if (!rec->policy.empty()) {
       config->policy = Compile(bucket, rec->policy);
       config->restrict_public_policy =

@@ -1,6 +1,6 @@
 // What the request path needs of a bucket's configuration, decoded once per
 // change and cached: the compiled bucket policy (s3/access.h) and the CORS
-// rules (s3/cors.h). Read from the bucket record on first use; dropped by
+// rules (s3/cors.h), and what ACL evaluation needs. Read from the bucket record on first use; dropped by
 // Invalidate when PutBucketPolicy / DeleteBucketPolicy / Put/DeleteBucketCors
 // / CreateBucket / DeleteBucket change it (all of which go through this
 // server; a generation counter keeps a load that raced a change out).
@@ -24,6 +24,12 @@ struct BucketConfig {
   // RestrictPublicBuckets is set and the policy is public: it grants
   // nothing to anonymous callers (s3/access.cc).
   bool restrict_public_policy = false;
+  // Object ownership enables ACLs (not BucketOwnerEnforced): the bucket's
+  // ACL and its owner as stored (BucketRecord::acl / owner), and whether
+  // IgnorePublicAcls makes public grants count for nothing.
+  bool acls_enabled = false;
+  std::string acl, owner;
+  bool ignore_public_acls = false;
 };
 
 class BucketConfigs {

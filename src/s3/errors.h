@@ -47,6 +47,10 @@ namespace strata::s3 {
   X(kInvalidBucketAclWithObjectOwnership, "InvalidBucketAclWithObjectOwnership", 400,           \
     "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")            \
   X(kInvalidBucketName, "InvalidBucketName", 400, "The specified bucket is not valid.")         \
+  X(kOwnershipControlsNotFoundError, "OwnershipControlsNotFoundError", 404,                     \
+    "The bucket ownership controls were not found")                                             \
+  X(kUnresolvableGrantByEmailAddress, "UnresolvableGrantByEmailAddress", 400,                   \
+    "The e-mail address you provided does not match any account on record.")                    \
   X(kInvalidBucketState, "InvalidBucketState", 409,                                             \
     "The request is not valid with the current state of the bucket.")                            \
   X(kInvalidDigest, "InvalidDigest", 400, "The Content-MD5 you specified is not valid.")        \

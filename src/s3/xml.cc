@@ -34,6 +34,14 @@ void XmlWriter::Open(std::string_view name) {
   out_.append(">");
 }
 
+void XmlWriter::OpenWithAttributes(
+    std::string_view name, std::initializer_list<std::pair<std::string_view, std::string_view>> attrs) {
+  first_ = false;
+  out_.append("<").append(name);
+  for (const auto& [k, v] : attrs) out_.append(" ").append(k).append("=\"").append(XmlEscape(v)).append("\"");
+  out_.append(">");
+}
+
 void XmlWriter::Close(std::string_view name) { out_.append("</").append(name).append(">"); }
 
 void XmlWriter::Element(std::string_view name, std::string_view text) {

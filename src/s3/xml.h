@@ -2,6 +2,8 @@
 // parsing of the request bodies S3 accepts.
 #pragma once
 
+#include <initializer_list>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +19,9 @@ class XmlWriter {
   XmlWriter();
   // Opens <name> (with the S3 namespace on the first element).
   void Open(std::string_view name);
+  // <name a="v" ...> (values escaped); never the first element.
+  void OpenWithAttributes(std::string_view name,
+                          std::initializer_list<std::pair<std::string_view, std::string_view>> attrs);
   void Close(std::string_view name);
   void Element(std::string_view name, std::string_view text);
   std::string Finish() { return std::move(out_); }

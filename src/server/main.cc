@@ -350,7 +350,8 @@ int RebuildIndex(const Config& cfg) {
   }
   std::printf("rebuild-index done: %llu pieces scanned, %llu buckets, %llu object versions "
               "restored (%llu delete markers, %llu with lock settings changed after the write), "
-              "%llu replaced versions and %llu orphan parts to collect, %llu unreadable\n",
+              "%llu replaced versions and %llu orphan parts to collect, %llu unreadable; "
+              "%llu with ACLs changed after the write\n",
               static_cast<unsigned long long>(report->ids_scanned),
               static_cast<unsigned long long>(report->buckets),
               static_cast<unsigned long long>(report->objects),
@@ -358,7 +359,8 @@ int RebuildIndex(const Config& cfg) {
               static_cast<unsigned long long>(report->lock_settings),
               static_cast<unsigned long long>(report->replaced_versions),
               static_cast<unsigned long long>(report->orphan_parts),
-              static_cast<unsigned long long>(report->unreadable));
+              static_cast<unsigned long long>(report->unreadable),
+              static_cast<unsigned long long>(report->acl_settings));
   return 0;
 }
 

@@ -395,6 +395,13 @@ def main():
           varint(7) + bytes([1]) + varint(123456789) + bytes([1]))
     write("object_record", "version_id", ctl([7]) + b"ffffe712cfba268e")
     write("object_record", "trailer", ctl([4]) + b"B" + bytes([1]) + varint(1) + lp("") + lp(""))
+    # Format 5: owner and ACL (auth/acl.h encoding: format 1, owner, grants (kind, id, permission)).
+    acl = bytes([1]) + lp("") + varint(2) + bytes([0]) + lp("b" * 64) + bytes([1]) + bytes([1]) + lp("") + bytes([1])
+    write("object_record", "object_v5_acl", ctl([0]) + bytes([5]) + varint(1 | 4 | 32) + varint(0) + lp("") + varint(1) + varint(9) + b"".join(lp("") for _ in range(6)) + varint(0) + lp("") +
+          varint(0) + lp("") + lp("") + lp("") + varint(0) + lp("") + lp("") + bytes([0]) + varint(0) + bytes([0]) +
+          lp("a" * 64) + lp(acl))
+    write("object_record", "acl_record", ctl([8]) + bytes([1]) + lp("0123456789abcdef0123456789abcdef") +
+          varint(9) + lp("a" * 64) + lp(acl))
 
     # meta_keys: control % 3 the parser (raw KvStore keys).
     write("meta_keys", "object_version", ctl([0]) + b"Obucket\0dir/key\0" + struct.pack(">Q", (1 << 64) - 1 - 15))

@@ -556,9 +556,10 @@ class BucketPolicyApiTest(IamCase):
 
 # ==========================================================================
 class AclAndPublicAccessTest(IamCase):
-    """Buckets are BucketOwnerEnforced (AWS's default): ACLs are read as the
-    owner's FULL_CONTROL and refused when they would grant more; the public
-    access block is stored and enforced."""
+    """New buckets are BucketOwnerEnforced (AWS's default): ACLs are read as
+    the owner's FULL_CONTROL and refused when they would grant more (the
+    ACL-enabled settings: test_acl.py); the public access block is stored
+    and enforced."""
 
     def test_acls_are_disabled_as_aws_does(self):
         b = unique_name("acl")
@@ -595,8 +596,13 @@ class AclAndPublicAccessTest(IamCase):
         self.assertEqual(oc, [{"ObjectOwnership": "BucketOwnerEnforced"}])
         self.s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
             "Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
-        self.assertS3Error(self.s3.put_bucket_ownership_controls, "NotImplemented", 501, Bucket=b,
-                           OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+        # ACL-enabled settings are test_acl.py's; switching there and back works.
+        self.s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
+            "Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+        oc = self.s3.get_bucket_ownership_controls(Bucket=b)["OwnershipControls"]["Rules"]
+        self.assertEqual(oc, [{"ObjectOwnership": "ObjectWriter"}])
+        self.s3.put_bucket_ownership_controls(Bucket=b, OwnershipControls={
+            "Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
         # A user's object is the bucket owner's too.
         u = self.make_user("aclw", policy=policy_doc(
             {"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObjectAcl"], "Resource": f"arn:aws:s3:::{b}/*"}))

@@ -1,23 +1,24 @@
 // ACLs, object ownership and the public access block.
 //
-// Every strata bucket has object ownership BucketOwnerEnforced, AWS's default
-// for new buckets since April 2023: ACLs are disabled, the bucket owner owns
-// every object, and access is granted by policies only. As AWS then does:
-// reading an ACL shows FULL_CONTROL for the bucket owner; setting one is
+// Object ownership is per bucket (s3/ops/acl_request.h): BucketOwnerEnforced,
+// AWS's default for new buckets since April 2023 and strata's, disables
+// ACLs: reading one shows FULL_CONTROL for the bucket owner; setting one is
 // accepted only when it says exactly that (no ACL, "private",
-// "bucket-owner-full-control", or the equivalent XML) and otherwise fails
-// with AccessControlListNotSupported (InvalidBucketAclWithObjectOwnership on
-// CreateBucket). The ACL-enabled settings (ObjectWriter,
-// BucketOwnerPreferred) are not supported: PutBucketOwnershipControls with one,
-// and DeleteBucketOwnershipControls (which would enable ACLs), answer
-// NotImplemented instead of pretending.
+// "bucket-owner-full-control", or the equivalent XML), else
+// AccessControlListNotSupported (InvalidBucketAclWithObjectOwnership on
+// CreateBucket). CreateBucket's x-amz-object-ownership or
+// PutBucketOwnershipControls choose ObjectWriter or BucketOwnerPreferred,
+// which enable ACLs: canned ACLs, grant headers and AccessControlPolicy
+// documents are stored per bucket and per object version, reported as
+// stored, and grant what auth/acl.h lists (s3/access.cc).
 //
-// The public access block is stored per bucket and enforced where it can act:
-// BlockPublicPolicy refuses a public bucket policy (AccessDenied) and
+// The public access block is stored per bucket and enforced: BlockPublicAcls
+// refuses a public ACL (AccessDenied), IgnorePublicAcls makes public grants
+// count for nothing, BlockPublicPolicy refuses a public bucket policy and
 // RestrictPublicBuckets makes a public policy grant nothing to anonymous
-// callers (s3/access.cc); the ACL flags are reported truthfully and have
-// nothing to block, ACLs never granting anything here.
+// callers (s3/access.cc).
 #include "s3/bucket_configs.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/op_context.h"
 #include "s3/ops/versioning.h"
@@ -28,16 +29,11 @@ namespace strata::s3 {
 namespace {
 
 constexpr size_t kMaxAclBody = 64 * 1024;
-constexpr char kEnforced[] = "BucketOwnerEnforced";
 
-bool IsCannedAclName(std::string_view acl) {
-  for (std::string_view known : {"private", "public-read", "public-read-write", "aws-exec-read",
-                                 "authenticated-read", "bucket-owner-read",
-                                 "bucket-owner-full-control", "log-delivery-write"}) {
-    if (acl == known) return true;
-  }
-  return false;
-}
+constexpr std::pair<const char*, object::Ownership> kOwnershipNames[] = {
+    {"BucketOwnerEnforced", object::Ownership::kBucketOwnerEnforced},
+    {"BucketOwnerPreferred", object::Ownership::kBucketOwnerPreferred},
+    {"ObjectWriter", object::Ownership::kObjectWriter}};
 
 bool HasGrantHeader(const http::Headers& headers) {
   for (const auto& [name, value] : headers) {
@@ -46,49 +42,57 @@ bool HasGrantHeader(const http::Headers& headers) {
   return false;
 }
 
-std::string AclXml(const OpContext& ctx, const std::string& owner) {
-  auto name = ctx.config.identities->DisplayName(owner);
-  const std::string display = XmlEscape(name ? *name : owner);
-  const std::string id = XmlEscape(owner);
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-         "<AccessControlPolicy xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-         "<Owner><ID>" + id + "</ID><DisplayName>" + display + "</DisplayName></Owner>"
-         "<AccessControlList><Grant>"
-         "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">"
-         "<ID>" + id + "</ID><DisplayName>" + display + "</DisplayName></Grantee>"
-         "<Permission>FULL_CONTROL</Permission></Grant></AccessControlList></AccessControlPolicy>";
+bool OwnerOnly(const auth::Acl& acl, const std::string& owner) {
+  for (const auth::AclGrant& g : acl.grants) {
+    if (g.grantee != auth::Grantee::kUser || g.id != owner) return false;
+  }
+  return true;
 }
 
-// PutBucketAcl / PutObjectAcl: what the request asks is accepted when it
-// leaves the owner with full control and nobody else with anything.
-OpResult CheckAclChange(OpContext& ctx, const std::string& owner, bool object) {
-  const std::string* canned = ctx.http.Header("x-amz-acl");
-  const bool grants = HasGrantHeader(ctx.http.headers);
+// PutBucketAcl / PutObjectAcl: the ACL the request asks (headers or body)
+// for a resource owned by `owner`; under BucketOwnerEnforced only one that
+// leaves the owner alone with it is accepted.
+std::variant<auth::Acl, Error> RequestedAcl(OpContext& ctx, const object::BucketRecord& bucket,
+                                            const std::string& owner) {
+  const std::string bucket_owner = BucketOwnerId(ctx, bucket);
   auto body = ReadSmallBody(ctx, kMaxAclBody);
   if (auto* e = std::get_if<Error>(&body)) return *e;
   const std::string& xml = std::get<std::string>(body);
   const bool has_body = xml.find_first_not_of(" \t\r\n") != std::string::npos;
-  if (!canned && !grants && !has_body) {
+  const bool headers = ctx.http.Header("x-amz-acl") || HasGrantHeader(ctx.http.headers);
+  if (!headers && !has_body) {
     return MakeError(ErrorCode::kMissingSecurityHeader,
                      "Your request was missing a required header: x-amz-acl");
   }
-  if ((canned ? 1 : 0) + (grants ? 1 : 0) + (has_body ? 1 : 0) > 1) {
+  if (headers && has_body) {
     return MakeError(ErrorCode::kUnexpectedContent,
                      "This request does not support content when an ACL is given in headers");
   }
-  if (canned) {
-    if (!IsCannedAclName(*canned)) return MakeError(ErrorCode::kInvalidArgument);
-    const bool owner_only = *canned == "private" || (object && *canned == "bucket-owner-full-control");
-    if (!owner_only) return MakeError(ErrorCode::kAccessControlListNotSupported);
-    return std::nullopt;
+  std::optional<auth::Acl> acl;
+  if (headers) {
+    auto asked = AclFromHeaders(ctx, ctx.http, owner, bucket_owner);
+    if (auto* e = std::get_if<Error>(&asked)) return *e;
+    acl = std::move(std::get<std::optional<auth::Acl>>(asked));
+  } else {
+    auto parsed = AclFromXml(ctx, xml, owner);
+    if (auto* e = std::get_if<Error>(&parsed)) return *e;
+    acl = std::move(std::get<auth::Acl>(parsed));
   }
-  if (grants) return MakeError(ErrorCode::kAccessControlListNotSupported);
-  auto acl = ParseAccessControlPolicy(xml);
-  if (!acl) return MakeError(ErrorCode::kMalformedACLError);
-  const bool owner_only = acl->grants.size() == 1 && acl->grants[0].type == "CanonicalUser" &&
-                          acl->grants[0].id == owner && acl->grants[0].permission == "FULL_CONTROL";
-  if (!owner_only) return MakeError(ErrorCode::kAccessControlListNotSupported);
-  return std::nullopt;
+  if (!AclsEnabled(bucket)) {
+    if (!OwnerOnly(*acl, owner)) return MakeError(ErrorCode::kAccessControlListNotSupported);
+    return *acl;
+  }
+  if ((bucket.public_access_block & object::kBlockPublicAcls) && auth::AclIsPublic(*acl)) {
+    return MakeError(ErrorCode::kAccessDenied, "Access Denied (BlockPublicAcls)");
+  }
+  return *acl;
+}
+
+// The stored form: "" for the owner's FULL_CONTROL alone.
+std::string StoredAcl(auth::Acl acl) {
+  if (acl == auth::PrivateAcl(acl.owner)) return "";
+  acl.owner.clear();
+  return auth::EncodeAcl(acl);
 }
 
 // The public access block's four flags, in record bit order.
@@ -104,72 +108,115 @@ std::optional<Error> RefuseAcls(const http::Request& req, Op op) {
   const std::string* canned = req.Header("x-amz-acl");
   const bool grants = HasGrantHeader(req.headers);
   if (!canned && !grants) return std::nullopt;
-  if (canned && !IsCannedAclName(*canned)) {
+  if (canned && !auth::CannedAcl(*canned, "", "")) {
     return MakeError(ErrorCode::kInvalidArgument, "Invalid canned ACL: " + *canned);
   }
   switch (op) {
     case Op::kCreateBucket:
-      if (grants || *canned != "private") {
-        return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
-      }
-      return std::nullopt;
     case Op::kPutObject:
     case Op::kCopyObject:
     case Op::kCreateMultipartUpload:
-      if (grants || (*canned != "private" && *canned != "bucket-owner-full-control")) {
-        return MakeError(ErrorCode::kAccessControlListNotSupported);
+      if (canned && grants) {
+        return MakeError(ErrorCode::kInvalidRequest,
+                         "Specifying both Canned ACLs and Header Grants is not allowed");
       }
-      return std::nullopt;
+      return std::nullopt;  // the handlers apply them (AclForNewObject, CreateBucket)
     default:
       return std::nullopt;  // the ACL calls check their own; others take no ACL
   }
 }
 
+std::variant<std::pair<object::Ownership, std::string>, Error> NewBucketAcl(
+    const OpContext& ctx, const std::string& owner) {
+  object::Ownership ownership = object::Ownership::kBucketOwnerEnforced;
+  if (const std::string* o = ctx.http.Header("x-amz-object-ownership")) {
+    bool known = false;
+    for (const auto& [name, value] : kOwnershipNames) {
+      if (*o == name) {
+        ownership = value;
+        known = true;
+      }
+    }
+    if (!known) return MakeError(ErrorCode::kInvalidArgument, "Invalid x-amz-object-ownership: " + *o);
+  }
+  auto asked = AclFromHeaders(ctx, ctx.http, owner, owner);
+  if (auto* e = std::get_if<Error>(&asked)) return *e;
+  const auto& acl = std::get<std::optional<auth::Acl>>(asked);
+  if (!acl) return std::make_pair(ownership, std::string());
+  if (ownership == object::Ownership::kBucketOwnerEnforced) {
+    if (!OwnerOnly(*acl, owner)) return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
+    return std::make_pair(ownership, std::string());
+  }
+  return std::make_pair(ownership, StoredAcl(*acl));
+}
+
 OpResult GetBucketAcl(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
-  return SendXml(ctx, AclXml(ctx, BucketOwnerId(ctx, std::get<object::BucketRecord>(bucket))));
+  return SendXml(ctx, RenderAcl(ctx, BucketAclOf(ctx, std::get<object::BucketRecord>(bucket))));
 }
 
 OpResult PutBucketAcl(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
-  const std::string owner = BucketOwnerId(ctx, std::get<object::BucketRecord>(bucket));
-  if (auto e = CheckAclChange(ctx, owner, /*object=*/false)) return e;
+  const auto& b = std::get<object::BucketRecord>(bucket);
+  auto acl = RequestedAcl(ctx, b, BucketOwnerId(ctx, b));
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  if (!AclsEnabled(b)) return SendEmpty(ctx, 200);  // owner-only: what is in force already
+  Status st = ctx.engine.SetBucketAcl(ctx.route.bucket, StoredAcl(std::get<auth::Acl>(acl)));
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
   return SendEmpty(ctx, 200);
 }
 
 OpResult GetObjectAcl(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
+  const auto& b = std::get<object::BucketRecord>(bucket);
   object::Version version;
   auto rec = RequestedVersion(ctx, &version);
   if (auto* e = std::get_if<Error>(&rec)) return *e;
+  const auto& r = std::get<object::ObjectRecord>(rec);
   http::Headers h;
-  if (NamesVersions(std::get<object::BucketRecord>(bucket))) {
-    h.emplace_back("x-amz-version-id", std::get<object::ObjectRecord>(rec).VersionId());
-  }
-  return SendXml(ctx, AclXml(ctx, BucketOwnerId(ctx, std::get<object::BucketRecord>(bucket))), 200, h);
+  if (NamesVersions(b)) h.emplace_back("x-amz-version-id", r.VersionId());
+  return SendXml(ctx, RenderAcl(ctx, ObjectAclOf(ctx, b, r)), 200, h);
 }
 
 OpResult PutObjectAcl(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
+  const auto& b = std::get<object::BucketRecord>(bucket);
   object::Version version;
   auto rec = RequestedVersion(ctx, &version);
   if (auto* e = std::get_if<Error>(&rec)) return *e;
-  const std::string owner = BucketOwnerId(ctx, std::get<object::BucketRecord>(bucket));
-  if (auto e = CheckAclChange(ctx, owner, /*object=*/true)) return e;
-  return SendEmpty(ctx, 200);
+  const auto& r = std::get<object::ObjectRecord>(rec);
+  auto acl = RequestedAcl(ctx, b, ObjectOwnerOf(ctx, b, r));
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  http::Headers h;
+  if (NamesVersions(b)) h.emplace_back("x-amz-version-id", r.VersionId());
+  if (!AclsEnabled(b)) return SendEmpty(ctx, 200, h);
+  // The version named, or the one that was latest when it was read.
+  object::Version which = version ? version : object::Version(object::VersionSelector{
+                                                  !r.versioned, r.versioned ? r.version_stamp : 0});
+  Status st = ctx.engine.SetObjectAcl(ctx.route.bucket, ctx.route.key, which, r.owner,
+                                      StoredAcl(std::get<auth::Acl>(acl)));
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchKey);
+  return SendEmpty(ctx, 200, h);
 }
 
 OpResult GetBucketOwnershipControls(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
+  const object::Ownership o = std::get<object::BucketRecord>(bucket).ownership;
+  const char* name = nullptr;
+  for (const auto& [n, value] : kOwnershipNames) {
+    if (value == o) name = n;
+  }
+  if (!name) return MakeError(ErrorCode::kOwnershipControlsNotFoundError);
   XmlWriter w;
   w.Open("OwnershipControls");
   w.Open("Rule");
-  w.Element("ObjectOwnership", kEnforced);
+  w.Element("ObjectOwnership", name);
   w.Close("Rule");
   w.Close("OwnershipControls");
   return SendXml(ctx, w.Finish());
@@ -178,27 +225,37 @@ OpResult GetBucketOwnershipControls(OpContext& ctx) {
 OpResult PutBucketOwnershipControls(OpContext& ctx) {
   auto bucket = BucketOf(ctx);
   if (auto* e = std::get_if<Error>(&bucket)) return *e;
+  const auto& b = std::get<object::BucketRecord>(bucket);
   auto body = ReadSmallBody(ctx, kMaxAclBody);
   if (auto* e = std::get_if<Error>(&body)) return *e;
   if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body), /*required=*/false)) return e;
   auto setting = ParseOwnershipControls(std::get<std::string>(body));
   if (!setting) return MakeError(ErrorCode::kMalformedXML);
-  if (*setting == kEnforced) return SendEmpty(ctx, 200);
-  if (*setting == "ObjectWriter" || *setting == "BucketOwnerPreferred") {
-    return MakeError(ErrorCode::kNotImplemented,
-                     "strata buckets are BucketOwnerEnforced: ACL-enabled object ownership (" +
-                         *setting + ") is not supported; grant access with policies");
+  std::optional<object::Ownership> ownership;
+  for (const auto& [name, value] : kOwnershipNames) {
+    if (*setting == name) ownership = value;
   }
-  return MakeError(ErrorCode::kMalformedXML, "ObjectOwnership must be BucketOwnerEnforced, "
-                                             "BucketOwnerPreferred or ObjectWriter");
+  if (!ownership) {
+    return MakeError(ErrorCode::kMalformedXML, "ObjectOwnership must be BucketOwnerEnforced, "
+                                               "BucketOwnerPreferred or ObjectWriter");
+  }
+  // Enforcing ownership disables ACLs: not while the bucket's ACL grants
+  // anyone else anything (it would silently stop applying).
+  if (*ownership == object::Ownership::kBucketOwnerEnforced && AclsEnabled(b) &&
+      !OwnerOnly(BucketAclOf(ctx, b), BucketOwnerId(ctx, b))) {
+    return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
+  }
+  Status st = ctx.engine.SetBucketOwnership(ctx.route.bucket, *ownership);
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
+  return SendEmpty(ctx, 200);
 }
 
 OpResult DeleteBucketOwnershipControls(OpContext& ctx) {
-  auto bucket = BucketOf(ctx);
-  if (auto* e = std::get_if<Error>(&bucket)) return *e;
-  return MakeError(ErrorCode::kNotImplemented,
-                   "strata buckets are BucketOwnerEnforced: removing the setting would enable "
-                   "ACLs, which strata does not support");
+  Status st = ctx.engine.SetBucketOwnership(ctx.route.bucket, object::Ownership::kUnset);
+  ctx.config.bucket_configs->Invalidate(ctx.route.bucket);
+  if (!st.ok()) return FromStatus(st, ErrorCode::kNoSuchBucket);
+  return SendEmpty(ctx, 204);
 }
 
 OpResult GetPublicAccessBlock(OpContext& ctx) {

@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "common/time_util.h"
 #include "s3/access.h"
+#include "s3/ops/object_write.h"
 #include "s3/ops/op_context.h"
 #include "s3/xml.h"
 
@@ -41,6 +42,9 @@ OpResult CreateBucket(OpContext& ctx) {
   rec.created_ns = UnixNowNs();
   rec.region = region->empty() ? ctx.config.region : *region;
   rec.owner = ctx.caller->principal.canonical_id;
+  auto acl = NewBucketAcl(ctx, rec.owner);
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  std::tie(rec.ownership, rec.acl) = std::get<std::pair<object::Ownership, std::string>>(acl);
   if (const std::string* lock = ctx.http.Header("x-amz-bucket-object-lock-enabled")) {
     if (*lock == "true" || *lock == "True" || *lock == "TRUE") {
       // Object Lock needs versioning, which can then never be suspended.

@@ -53,9 +53,13 @@ void WriteOwner(const OpContext& ctx, XmlWriter& w, std::string_view element,
 }
 
 std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& bucket) {
-  const bool canonical = bucket.owner.size() == 64 &&
-                         bucket.owner.find_first_not_of("0123456789abcdef") == std::string::npos;
-  if (canonical || !ctx.config.identities) return bucket.owner;
+  return BucketOwnerId(ctx, bucket.owner);
+}
+
+std::string BucketOwnerId(const OpContext& ctx, const std::string& stored_owner) {
+  const bool canonical = stored_owner.size() == 64 &&
+                         stored_owner.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (canonical || !ctx.config.identities) return stored_owner;
   return ctx.config.identities->root().canonical_id;
 }
 

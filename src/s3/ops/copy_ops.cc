@@ -4,6 +4,7 @@
 
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
 #include "s3/ops/versioning.h"
@@ -129,6 +130,10 @@ OpResult CopyObject(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&lock)) return *e;
   options.lock = std::get<std::optional<object::ObjectLock>>(lock);
   options.bypass_governance = BypassGovernance(ctx, ctx.route.key);
+  auto acl = AclForNewObject(ctx, ctx.http, *dest_bucket);  // a copy's ACL is the request's
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
+  options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
   if (replace_tags) {
     options.tags.clear();
     if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {

@@ -1,6 +1,7 @@
 // ListObjectsV2, ListObjects (V1) and ListObjectVersions.
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/op_context.h"
 #include "s3/xml.h"
 
@@ -63,12 +64,12 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
   if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
 
   bool fetch_owner = !v2 || Get(r, "fetch-owner") == "true";
-  // The bucket owner owns every object (ownership BucketOwnerEnforced, AWS's default).
-  std::string owner;
+  // Each object's owner (the bucket owner's under BucketOwnerEnforced, AWS's default).
+  std::optional<object::BucketRecord> bucket;
   if (fetch_owner) {
-    auto bucket = ctx.engine.GetBucket(r.bucket);
-    if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
-    owner = BucketOwnerId(ctx, *bucket);
+    auto b = ctx.engine.GetBucket(r.bucket);
+    if (!b.ok()) return FromStatus(b.status(), ErrorCode::kNoSuchBucket);
+    bucket = std::move(*b);
   }
   XmlWriter w;
   w.Open("ListBucketResult");
@@ -97,7 +98,7 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
     w.Element("LastModified", FormatIso8601(entry.record.mtime_ns));
     w.Element("ETag", "\"" + entry.record.etag + "\"");
     w.Element("Size", std::to_string(entry.record.size_bytes));
-    if (fetch_owner) WriteOwner(ctx, w, "Owner", owner);
+    if (fetch_owner) WriteOwner(ctx, w, "Owner", ObjectOwnerOf(ctx, *bucket, entry.record));
     w.Element("StorageClass", "STANDARD");
     w.Close("Contents");
   }
@@ -137,8 +138,6 @@ OpResult ListObjectVersions(OpContext& ctx) {
   if (!result.ok()) return FromStatus(result.status(), ErrorCode::kNoSuchBucket);
   auto bucket = ctx.engine.GetBucket(r.bucket);
   if (!bucket.ok()) return FromStatus(bucket.status(), ErrorCode::kNoSuchBucket);
-  const std::string owner = BucketOwnerId(ctx, *bucket);
-
   XmlWriter w;
   w.Open("ListVersionsResult");
   w.Element("Name", r.bucket);
@@ -168,7 +167,7 @@ OpResult ListObjectVersions(OpContext& ctx) {
       w.Element("Size", std::to_string(rec.size_bytes));
       w.Element("StorageClass", rec.storage_class.empty() ? "STANDARD" : rec.storage_class);
     }
-    WriteOwner(ctx, w, "Owner", owner);
+    WriteOwner(ctx, w, "Owner", ObjectOwnerOf(ctx, *bucket, rec));
     w.Close(element);
   }
   for (const auto& prefix : result->common_prefixes) {

@@ -2,6 +2,7 @@
 // ListMultipartUploads.
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 #include "s3/xml.h"
@@ -108,6 +109,10 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
   auto lock = LockFromRequest(ctx.http, *bucket, ctx.engine.NowNs());
   if (auto* e = std::get_if<Error>(&lock)) return *e;
   upload.lock = std::get<std::optional<object::ObjectLock>>(lock);
+  auto acl = AclForNewObject(ctx, ctx.http, *bucket);
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  upload.object_owner = std::move(std::get<NewObjectAcl>(acl).owner);
+  upload.acl = std::move(std::get<NewObjectAcl>(acl).acl);
   auto id = ctx.engine.CreateUpload(ctx.route.bucket, ctx.route.key, upload);
   if (!id.ok()) return FromStatus(id.status(), ErrorCode::kNoSuchBucket);
   XmlWriter w;

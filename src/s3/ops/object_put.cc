@@ -2,6 +2,7 @@
 // verifying Content-MD5 and any additional checksum, honouring If-Match /
 // If-None-Match atomically.
 #include "common/encoding.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 
@@ -36,6 +37,10 @@ OpResult PutObject(OpContext& ctx) {
                      "requests with Object Lock parameters");
   }
   options.bypass_governance = BypassGovernance(ctx, ctx.route.key);
+  auto acl = AclForNewObject(ctx, ctx.http, *bucket);
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
+  options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, ctx.route.key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),

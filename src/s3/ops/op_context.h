@@ -70,6 +70,8 @@ void WriteOwner(const OpContext& ctx, XmlWriter& w, std::string_view element,
 // A bucket's owner as a canonical id (records before canonical ids named
 // the root's access key: those are root's).
 std::string BucketOwnerId(const OpContext& ctx, const object::BucketRecord& bucket);
+// The same from BucketRecord::owner as stored.
+std::string BucketOwnerId(const OpContext& ctx, const std::string& stored_owner);
 
 // The request's bucket record, or NoSuchBucket (the bucket configuration calls).
 std::variant<object::BucketRecord, Error> BucketOf(OpContext& ctx);

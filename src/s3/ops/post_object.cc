@@ -10,6 +10,7 @@
 #include "common/encoding.h"
 #include "common/time_util.h"
 #include "s3/access.h"
+#include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
 #include "s3/post_policy.h"
@@ -179,8 +180,8 @@ OpResult PostObject(OpContext& ctx) {
     }
     as_put.headers.emplace_back(f.name, f.value);
   }
-  if (const std::string* acl = Field(fields, "acl")) {  // the acl field, as x-amz-acl
-    http::Request with_acl;
+  http::Request with_acl;  // the acl field, as x-amz-acl
+  if (const std::string* acl = Field(fields, "acl")) {
     with_acl.headers.emplace_back("x-amz-acl", *acl);
     if (auto e = RefuseAcls(with_acl, Op::kPutObject)) return e;
   }
@@ -211,6 +212,10 @@ OpResult PostObject(OpContext& ctx) {
   auto lock = LockFromRequest(as_put, *bucket, ctx.engine.NowNs());
   if (auto* e = std::get_if<Error>(&lock)) return *e;
   options.lock = std::get<std::optional<object::ObjectLock>>(lock);
+  auto acl = AclForNewObject(ctx, with_acl, *bucket);
+  if (auto* e = std::get_if<Error>(&acl)) return *e;
+  options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
+  options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),
