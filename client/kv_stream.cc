@@ -107,23 +107,7 @@ class Tls : public Stream {
   }
 
   KvStatus RecvExact(void* buf, size_t n) override {
-    char* p = static_cast<char*>(buf);
-    while (n > 0) {
-      Result<TlsIo::Step> step = [&] {
-        std::lock_guard<std::mutex> lock(mu_);
-        return io_.Read(p, n);
-      }();
-      if (!step.ok()) return IoError("recv: " + step.status().message());
-      if (step->closed) return IoError("connection closed by the server");
-      p += step->n;
-      n -= step->n;
-      if (step->n == 0) {
-        Status st = TlsIo::Wait(fd_, step->want, timeout_ms_);
-        if (st.code() == Code::kDeadlineExceeded) return IoError("recv: timed out");
-        if (!st.ok()) return IoError("recv: " + st.message());
-      }
-    }
-    return KvStatus::OK();
+    return Transfer(/*send=*/false, static_cast<char*>(buf), n);
   }
 
   // Ranges smaller than a record are gathered into records; larger ones go
@@ -172,20 +156,25 @@ class Tls : public Stream {
   }
 
  private:
-  KvStatus Write(const char* p, size_t n) {
+  KvStatus Write(const char* p, size_t n) { return Transfer(/*send=*/true, const_cast<char*>(p), n); }
+
+  // Moves exactly n bytes (send: from p, else into p), one OpenSSL call at a
+  // time under mu_, waiting for the socket outside it.
+  KvStatus Transfer(bool send, char* p, size_t n) {
+    const char* what = send ? "send" : "recv";
     while (n > 0) {
       Result<TlsIo::Step> step = [&] {
         std::lock_guard<std::mutex> lock(mu_);
-        return io_.Write(p, n);
+        return send ? io_.Write(p, n) : io_.Read(p, n);
       }();
-      if (!step.ok()) return IoError("send: " + step.status().message());
-      if (step->closed) return IoError("send: connection closed by the server");
+      if (!step.ok()) return IoError(std::string(what) + ": " + step.status().message());
+      if (step->closed) return IoError("connection closed by the server");
       p += step->n;
       n -= step->n;
       if (step->n == 0) {
         Status st = TlsIo::Wait(fd_, step->want, timeout_ms_);
-        if (st.code() == Code::kDeadlineExceeded) return IoError("send: timed out");
-        if (!st.ok()) return IoError("send: " + st.message());
+        if (st.code() == Code::kDeadlineExceeded) return IoError(std::string(what) + ": timed out");
+        if (!st.ok()) return IoError(std::string(what) + ": " + st.message());
       }
     }
     return KvStatus::OK();

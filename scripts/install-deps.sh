@@ -6,9 +6,10 @@ BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libboost-dev libssl-dev librocksdb-dev libpugixml-dev libgtest-dev libisal-dev nlohmann-json3-dev
   libcli11-dev openssl
   pybind11-dev python3-dev)  # the strata_kv Python module (client/python) is in the default build
-# python3-numpy: KV client tests; python3-torch: the KV demo (examples/) and the torch buffer test.
+# python3-numpy: KV client tests; python3-torch: the KV demo (examples/) and the torch buffer test;
+# chromium: the real-browser CORS test (tests/integration/test_browser_cors.py).
 # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh and scripts/fuzz.sh.
-TEST_PKGS=(awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch
+TEST_PKGS=(awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
   clang libclang-rt-14-dev)
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi

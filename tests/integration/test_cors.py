@@ -78,6 +78,22 @@ class CorsTest(ServerTestCase):
         self.assertEqual((r.status, parse_xml(r.body).findtext("Code")), (400, "BadDigest"))
         self.assertS3Error(self.s3.get_bucket_cors, "NoSuchCORSConfiguration", 404, Bucket=b)
 
+    def test_preflight_of_a_presigned_request_is_not_authenticated(self):
+        # The browser's preflight carries the presigned PUT's query (signed for
+        # PUT, not OPTIONS): the CORS rules answer it; no signature is checked.
+        url = self.s3.generate_presigned_url("put_object", ExpiresIn=600,
+                                             Params={"Bucket": self.bucket, "Key": "up/presigned"})
+        parts = urllib.parse.urlsplit(url)
+        st, h, body = self.raw("OPTIONS", parts.path + "?" + parts.query, {
+            "Origin": APP, "Access-Control-Request-Method": "PUT",
+            "Access-Control-Request-Headers": "content-type"})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(h["access-control-allow-origin"], APP)
+        # Not allowed by the rules: refused the same way, signature or not.
+        st, h, body = self.raw("OPTIONS", parts.path + "?" + parts.query, {
+            "Origin": "https://evil.example.com", "Access-Control-Request-Method": "PUT"})
+        self.assertEqual((st, parse_xml(body).findtext("Code")), (403, "AccessForbidden"))
+
     def test_preflight(self):
         target = f"/{self.bucket}/uploads/new.bin"
         st, h, _ = self.raw("OPTIONS", target, {"Origin": APP, "Access-Control-Request-Method": "PUT",
