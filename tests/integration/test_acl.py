@@ -186,6 +186,25 @@ class AclTest(IamCase):
         self.addCleanup(c.close)
         return c
 
+    def test_s3cmd_and_rclone_set_public_acls(self):
+        # s3cmd setacl reads the ACL document, edits it and puts it back (the
+        # AccessControlPolicy path); rclone uploads with a canned ACL header.
+        b = self.bucket()
+        self.s3.put_object(Bucket=b, Key="by-s3cmd", Body=b"s3cmd bytes")
+        self.assertEqual(self.anonymous_get(b, "by-s3cmd"), 403)
+        self.server.s3cmd(self.home, "setacl", f"s3://{b}/by-s3cmd", "--acl-public")
+        self.assertEqual(self.anonymous_get(b, "by-s3cmd"), 200)
+        self.assertIn(("Group", ALL_USERS, "READ"),
+                      grants_of(self.s3.get_object_acl(Bucket=b, Key="by-s3cmd")))
+        self.server.s3cmd(self.home, "setacl", f"s3://{b}/by-s3cmd", "--acl-private")
+        self.assertEqual(self.anonymous_get(b, "by-s3cmd"), 403)
+        src = os.path.join(self.home, "rclone-src")
+        os.makedirs(src, exist_ok=True)
+        with open(os.path.join(src, "by-rclone"), "wb") as f:
+            f.write(b"rclone bytes")
+        self.server.rclone(self.home, "copy", "--s3-acl", "public-read", src, f"strata:{b}")
+        self.assertEqual(self.anonymous_get(b, "by-rclone"), 200)
+
     def test_bucket_owner_preferred(self):
         b = self.bucket("BucketOwnerPreferred")
         writer = self.make_user("bop")
