@@ -114,7 +114,7 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
 
   // Format 5: ownership and the bucket ACL.
   b.ownership = Ownership::kObjectWriter;
-  b.acl = std::string("\x01acl", 4);
+  b.acl = std::string("\x01" "acl", 4);
   bb = DecodeBucketRecord(EncodeBucketRecord(b));
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->ownership, Ownership::kObjectWriter);
