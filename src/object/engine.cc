@@ -502,7 +502,9 @@ Status ObjectEngine::CreateBucket(const std::string& name, const BucketRecord& r
   }
   meta::WriteBatch batch;
   batch.Put(meta::BucketKey(name), EncodeBucketRecord(record));
-  return kv_->Write(batch, /*sync=*/true);
+  Status st = kv_->Write(batch, /*sync=*/true);
+  ForgetBucket(name);
+  return st;
 }
 
 Status ObjectEngine::ChangeBucket(const std::string& name,
@@ -546,15 +548,42 @@ Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketReco
   }
   meta::WriteBatch batch;
   batch.Put(meta::BucketKey(name), EncodeBucketRecord(rec));
-  return kv_->Write(batch, /*sync=*/true);
+  Status st = kv_->Write(batch, /*sync=*/true);
+  ForgetBucket(name);
+  return st;
 }
 
-Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
+void ObjectEngine::ForgetBucket(const std::string& name) {
+  std::lock_guard<std::mutex> lock(bucket_cache_mu_);
+  ++bucket_cache_generation_;
+  bucket_cache_.erase(name);
+}
+
+Result<std::shared_ptr<const BucketRecord>> ObjectEngine::BucketOf(const std::string& name) {
+  constexpr size_t kMaxCachedBuckets = 100000;  // far more than a store has: then start over
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(bucket_cache_mu_);
+    auto it = bucket_cache_.find(name);
+    if (it != bucket_cache_.end()) return it->second;
+    generation = bucket_cache_generation_;
+  }
   ASSIGN_OR_RETURN(auto value, kv_->Get(meta::BucketKey(name)));
   if (!value) return NotFound(Detail::kBucket, "bucket " + name);
   auto rec = DecodeBucketRecord(*value);
   if (!rec) return Corruption("undecodable bucket record " + name);
-  return *rec;
+  auto shared = std::make_shared<const BucketRecord>(std::move(*rec));
+  std::lock_guard<std::mutex> lock(bucket_cache_mu_);
+  if (generation == bucket_cache_generation_) {
+    if (bucket_cache_.size() >= kMaxCachedBuckets) bucket_cache_.clear();
+    bucket_cache_[name] = shared;
+  }
+  return shared;
+}
+
+Result<BucketRecord> ObjectEngine::GetBucket(const std::string& name) {
+  ASSIGN_OR_RETURN(auto shared, BucketOf(name));
+  return *shared;
 }
 
 Status ObjectEngine::DeleteBucket(const std::string& name) {
@@ -581,7 +610,9 @@ Status ObjectEngine::DeleteBucket(const std::string& name) {
   }
   for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
   batch.Delete(meta::BucketKey(name));
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  Status written = kv_->Write(batch, /*sync=*/true);
+  ForgetBucket(name);
+  RETURN_IF_ERROR(written);
   for (const std::string& f : garbage) CollectGarbage(f);
   if (SelfDescribing()) data_->Remove(BucketMarkerId(name)).IgnoreError();
   return Status::OK();

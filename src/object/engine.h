@@ -23,6 +23,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -226,6 +227,9 @@ class ObjectEngine {
 
   Status CreateBucket(const std::string& name, const BucketRecord& record);
   Result<BucketRecord> GetBucket(const std::string& name);
+  // The same without a copy (the request path: policy, CORS and ACL
+  // documents can be kilobytes). The record never changes once returned.
+  Result<std::shared_ptr<const BucketRecord>> BucketOf(const std::string& name);
   // Replaces the bucket's tag set (empty: none). NotFound if no such bucket.
   Status SetBucketTags(const std::string& name, Tags tags);
   // Replaces the bucket policy / CORS configuration ("" removes it).
@@ -389,6 +393,16 @@ class ObjectEngine {
   std::array<std::mutex, 256> key_locks_;
   std::array<std::shared_mutex, 64> bucket_locks_;
   std::array<std::mutex, 64> upload_locks_;  // lock order: bucket, key, upload
+
+  // Decoded bucket records (GetBucket), so a request does not read and decode
+  // its bucket's record — policy, CORS and ACL documents included — from the
+  // metadata each time. Every write of a bucket record goes through this
+  // engine (CreateBucket, WriteBucketLocked, DeleteBucket), which forgets the
+  // entry after writing; the generation keeps a read that raced a write out.
+  void ForgetBucket(const std::string& name);
+  std::mutex bucket_cache_mu_;
+  uint64_t bucket_cache_generation_ = 0;  // guarded by bucket_cache_mu_
+  std::unordered_map<std::string, std::shared_ptr<const BucketRecord>> bucket_cache_;
 };
 
 }  // namespace strata::object

@@ -69,13 +69,13 @@ Error NotFoundError(OpContext& ctx) {
 // marker says that its bucket names versions; a null version needs the
 // bucket's record to tell.
 void AddVersionHeadersOf(OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
-  object::BucketRecord bucket;
-  if (rec.versioned || rec.delete_marker) {
-    bucket.versioning = object::Versioning::kEnabled;
-  } else if (auto b = ctx.engine.GetBucket(ctx.route.bucket); b.ok()) {
-    bucket = *b;
+  if (rec.versioned || rec.delete_marker) {  // names its version whatever the bucket says
+    object::BucketRecord versioned;
+    versioned.versioning = object::Versioning::kEnabled;
+    return AddVersionHeaders(versioned, rec, h);
   }
-  AddVersionHeaders(bucket, rec, h);
+  if (auto b = ctx.engine.BucketOf(ctx.route.bucket); b.ok()) return AddVersionHeaders(**b, rec, h);
+  AddVersionHeaders(object::BucketRecord{}, rec, h);
 }
 
 OpResult GetObject(OpContext& ctx, bool head) {
