@@ -98,6 +98,9 @@ struct EvalScratch {
   // The request's values of the policy's first kCachedKeys distinct keys.
   std::array<const std::vector<std::string>*, kCachedKeys> values{};
   uint32_t looked_up = 0;  // bit i: values[i] is set
+  // Statement::target_index i: bit i of targets_known says it was decided,
+  // bit i of targets_match how.
+  uint32_t targets_known = 0, targets_match = 0;
 };
 
 // Whether one request value matches any of the policy values under the
@@ -222,11 +225,25 @@ bool ResourceMatches(const Statement& s, const EvalRequest& r) {
   return s.not_resource;
 }
 
-bool StatementMatches(const Statement& s, const EvalRequest& r, EvalScratch* scratch) {
+bool TargetMatches(const Statement& s, const EvalRequest& r) {
   if (s.has_principal && PrincipalMatches(s.principals, Caller(r)) == s.not_principal) {
     return false;
   }
-  if (!ActionMatches(s, r.action) || !ResourceMatches(s, r)) return false;
+  return ActionMatches(s, r.action) && ResourceMatches(s, r);
+}
+
+bool StatementMatches(const Statement& s, const EvalRequest& r, EvalScratch* scratch) {
+  bool target;
+  if (s.target_index == kUncachedKey) {
+    target = TargetMatches(s, r);
+  } else if (scratch->targets_known & (1u << s.target_index)) {
+    target = scratch->targets_match & (1u << s.target_index);
+  } else {
+    target = TargetMatches(s, r);
+    scratch->targets_known |= 1u << s.target_index;
+    if (target) scratch->targets_match |= 1u << s.target_index;
+  }
+  if (!target) return false;
   for (const Condition& c : s.conditions) {
     if (!ConditionHolds(c, r, scratch)) return false;
   }

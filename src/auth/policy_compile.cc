@@ -429,6 +429,29 @@ std::variant<Policy, PolicyError> Policy::Parse(std::string_view json, Kind kind
         if (index < kCachedKeys) c.key_index = static_cast<uint16_t>(index);
       }
     }
+    // Number the distinct principal / action / resource blocks the same way.
+    std::vector<std::string> targets;
+    for (Statement& s : compiled->statements) {
+      std::string sig;  // tag, length, text per element: unambiguous
+      auto add = [&sig](char tag, std::string_view part) {
+        sig += tag;
+        sig += std::to_string(part.size());
+        sig += ':';
+        sig += part;
+      };
+      add('p', s.has_principal ? (s.not_principal ? "not" : "is") : "none");
+      if (s.principals.everyone) add('e', "");
+      for (const Pattern& a : s.principals.arns) add('a', a.text);
+      for (const std::string& id : s.principals.canonical_ids) add('c', id);
+      add('x', s.not_action ? "not" : "is");
+      for (const Pattern& a : s.action_lower) add('y', a.text);
+      add('r', s.not_resource ? "not" : "is");
+      for (const Pattern& res : s.resources) add('z', res.text);
+      auto it = std::find(targets.begin(), targets.end(), sig);
+      size_t index = static_cast<size_t>(it - targets.begin());
+      if (it == targets.end()) targets.push_back(std::move(sig));
+      if (index < kCachedTargets) s.target_index = static_cast<uint16_t>(index);
+    }
     return Policy(std::move(compiled));
   } catch (const std::exception& e) {
     // Nothing above should throw once the JSON is parsed; never let it escape.

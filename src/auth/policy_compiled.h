@@ -107,6 +107,10 @@ struct PrincipalSet {
   std::vector<std::string> canonical_ids;
 };
 
+// Distinct principal / action / resource blocks whose match one Evaluate
+// decides once (statements often repeat them, differing in conditions).
+constexpr size_t kCachedTargets = 32;
+
 struct Statement {
   bool deny = false;
   bool has_principal = false;  // resource policies: Principal or NotPrincipal
@@ -118,6 +122,9 @@ struct Statement {
   bool not_resource = false;
   std::vector<Pattern> resources;
   std::vector<Condition> conditions;
+  // Statements with the same principal, action and resource elements share
+  // it (into EvalScratch's decided targets).
+  uint16_t target_index = kUncachedKey;
 };
 
 }  // namespace strata::auth::policy_internal

@@ -679,3 +679,53 @@ TEST(PolicyTest, MapConditionContext) {
 
 }  // namespace
 }  // namespace strata::auth
+
+namespace strata::auth {
+namespace {
+
+
+
+// Statements that repeat one principal / action / resource block share its
+// decision within an Evaluate; what differs (conditions, effect, a negated
+// element, another resource, variables resolved per request) must still
+// decide each statement on its own. More blocks than are cached: the same.
+TEST(PolicyTest, RepeatedTargetsDecideEachStatement) {
+  auto statement = [](const std::string& effect, const std::string& principal_key,
+                      const std::string& resource, const std::string& condition) {
+    return R"({"Effect":")" + effect + R"(",")" + principal_key + R"(":{"AWS":")" + kAlice.arn +
+           R"("},"Action":"s3:GetObject",)"
+           R"("Resource":")" + resource + R"(")" + (condition.empty() ? "" : "," + condition) + "}";
+  };
+  const std::string cond_other_ip = R"("Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}})";
+  const std::string doc =
+      R"({"Version":"2012-10-17","Statement":[)" +
+      statement("Deny", "Principal", "arn:aws:s3:::b/*", cond_other_ip) + "," +
+      statement("Allow", "Principal", "arn:aws:s3:::b/*", "") + "," +
+      statement("Deny", "NotPrincipal", "arn:aws:s3:::b/*", "") + "," +
+      statement("Deny", "Principal", "arn:aws:s3:::b/${aws:username}-secret", "") + "]}";
+  Policy p = MustParse(doc);
+  auto from = [](const char* ip) { return Context({{"aws:sourceip", {ip}}}); };
+  auto near = from("127.0.0.1"), far = from("10.1.2.3");
+  EXPECT_EQ(Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::b/k", &near), Decision::kAllow);
+  EXPECT_EQ(Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::b/k", &far), Decision::kDeny);
+  // NotPrincipal (same ARN): denies everyone else.
+  EXPECT_EQ(Eval(p, kBob, "s3:GetObject", "arn:aws:s3:::b/k", &near), Decision::kDeny);
+  // The variable resolves to the caller: alice's own secret is denied.
+  EXPECT_EQ(Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::b/alice-secret", &near), Decision::kDeny);
+  EXPECT_EQ(Eval(p, kAlice, "s3:GetObject", "arn:aws:s3:::b/bob-secret", &near), Decision::kAllow);
+  EXPECT_EQ(Eval(p, kAlice, "s3:PutObject", "arn:aws:s3:::b/k", &near), Decision::kNotApplicable);
+
+  // 40 distinct resources (past the cached blocks), the allow last.
+  std::string many = R"({"Version":"2012-10-17","Statement":[)";
+  for (int i = 0; i < 40; ++i) {
+    many += statement("Deny", "Principal", "arn:aws:s3:::b/d" + std::to_string(i) + "/*", "") + ",";
+  }
+  many += statement("Allow", "Principal", "arn:aws:s3:::b/*", "") + "]}";
+  Policy q = MustParse(many);
+  EXPECT_EQ(Eval(q, kAlice, "s3:GetObject", "arn:aws:s3:::b/d39/x", &near), Decision::kDeny);
+  EXPECT_EQ(Eval(q, kAlice, "s3:GetObject", "arn:aws:s3:::b/d3/x", &near), Decision::kDeny);
+  EXPECT_EQ(Eval(q, kAlice, "s3:GetObject", "arn:aws:s3:::b/other", &near), Decision::kAllow);
+}
+
+}  // namespace
+}  // namespace strata::auth
