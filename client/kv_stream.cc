@@ -110,28 +110,15 @@ class Tls : public Stream {
     return Transfer(/*send=*/false, static_cast<char*>(buf), n);
   }
 
-  // Ranges smaller than a record are gathered into records; larger ones go
-  // out as they are.
   KvStatus SendIov(std::vector<iovec>& iov) override {
-    constexpr size_t kRecord = 16 * 1024;
+    std::vector<std::string_view> ranges;
+    ranges.reserve(iov.size());
+    for (const iovec& v : iov) ranges.emplace_back(static_cast<const char*>(v.iov_base), v.iov_len);
     std::string stage;
-    for (const iovec& v : iov) {
-      const char* data = static_cast<const char*>(v.iov_base);
-      if (stage.size() + v.iov_len <= kRecord) {
-        stage.append(data, v.iov_len);
-        continue;
-      }
-      KvStatus s = Write(stage.data(), stage.size());
-      stage.clear();
-      if (!s.ok()) return s;
-      if (v.iov_len < kRecord) {
-        stage.assign(data, v.iov_len);
-      } else if (s = Write(data, v.iov_len); !s.ok()) {
-        return s;
-      }
-    }
+    KvStatus s = WriteGathered(ranges, stage,
+                               [this](std::string_view d) { return Write(d.data(), d.size()); });
     iov.clear();
-    return Write(stage.data(), stage.size());
+    return s;
   }
 
   // Decrypted bytes, or bytes on the socket (perhaps only part of a record:

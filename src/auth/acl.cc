@@ -148,6 +148,13 @@ bool AclAllows(const Acl& acl, const Principal& caller, uint8_t needed, bool ign
   return false;
 }
 
+bool AclGrantsOnlyTo(const Acl& acl, const std::string& owner) {
+  for (const AclGrant& g : acl.grants) {
+    if (g.grantee != Grantee::kUser || g.id != owner) return false;
+  }
+  return true;
+}
+
 bool AclIsPublic(const Acl& acl) {
   for (const AclGrant& g : acl.grants) {
     if (g.grantee == Grantee::kAllUsers || g.grantee == Grantee::kAuthenticatedUsers) return true;

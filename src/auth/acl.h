@@ -74,6 +74,8 @@ std::optional<Grantee> ParseGranteeUri(std::string_view uri);
 // ignore_public: grants to AllUsers / AuthenticatedUsers count for nothing
 // (IgnorePublicAcls).
 bool AclAllows(const Acl& acl, const Principal& caller, uint8_t needed, bool ignore_public);
+// Only `owner` is granted anything (what BucketOwnerEnforced accepts).
+bool AclGrantsOnlyTo(const Acl& acl, const std::string& owner);
 // Grants to AllUsers or AuthenticatedUsers (BlockPublicAcls refuses them).
 bool AclIsPublic(const Acl& acl);
 

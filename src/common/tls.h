@@ -12,6 +12,8 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string_view>
 #include <string>
 
 #include "common/status.h"
@@ -102,6 +104,38 @@ class TlsIo {
   SSL* ssl_;
   int fd_;
 };
+
+inline constexpr size_t kTlsRecordBytes = 16 * 1024;  // TLS's largest record payload
+
+// Sends `ranges` in order through `write(std::string_view)` (returning a
+// status with ok()), gathering runs of small ranges into one record's worth
+// in `stage` (a frame head and its payload become one record, not two);
+// ranges of a record or more go as they are. Returns the first failure.
+template <class Write>
+auto WriteGathered(std::span<const std::string_view> ranges, std::string& stage, Write&& write)
+    -> decltype(write(std::string_view())) {
+  auto flush = [&] {
+    auto st = write(std::string_view(stage));
+    stage.clear();
+    if (stage.capacity() > kTlsRecordBytes) std::string().swap(stage);
+    return st;
+  };
+  for (std::string_view r : ranges) {
+    if (stage.size() + r.size() <= kTlsRecordBytes) {
+      stage.append(r);
+      continue;
+    }
+    if (!stage.empty()) {
+      if (auto st = flush(); !st.ok()) return st;
+    }
+    if (r.size() < kTlsRecordBytes) {
+      stage.assign(r);
+    } else if (auto st = write(r); !st.ok()) {
+      return st;
+    }
+  }
+  return flush();
+}
 
 // The text of OpenSSL's oldest queued error (the queue is cleared).
 std::string OpenSslErrorText();

@@ -27,8 +27,6 @@ namespace strata::kvcache {
 
 namespace {
 
-constexpr size_t kRecordBytes = 16 * 1024;  // TLS's largest record payload
-
 class TlsConnection : public Connection {
  public:
   TlsConnection(std::unique_ptr<Connection> tcp, SSL* ssl)
@@ -65,22 +63,8 @@ class TlsConnection : public Connection {
   void SetIoTimeout(uint32_t timeout_ms) override { timeout_ms_ = timeout_ms; }
   int PollFd() const override { return io_.fd(); }
 
-  // Small ranges are gathered into whole records (one record per frame head
-  // rather than one per range); large ones go out as they are.
   Status WriteAll(std::span<const std::string_view> ranges) override {
-    for (std::string_view r : ranges) {
-      if (stage_.size() + r.size() <= kRecordBytes) {
-        stage_.append(r);
-        continue;
-      }
-      RETURN_IF_ERROR(FlushStage());
-      if (r.size() < kRecordBytes) {
-        stage_.assign(r);
-      } else {
-        RETURN_IF_ERROR(Write(r));
-      }
-    }
-    return FlushStage();
+    return WriteGathered(ranges, stage_, [this](std::string_view d) { return Write(d); });
   }
 
   void Shutdown() override {
@@ -111,19 +95,11 @@ class TlsConnection : public Connection {
     return Status::OK();
   }
 
-  Status FlushStage() {
-    if (stage_.empty()) return Status::OK();
-    Status st = Write(stage_);
-    stage_.clear();
-    if (stage_.capacity() > kRecordBytes) std::string().swap(stage_);
-    return st;
-  }
-
   std::unique_ptr<Connection> tcp_;  // owns the socket; outlives io_
   TlsIo io_;
   uint32_t timeout_ms_ = 0;
   std::atomic<bool> shut_{false};  // Shutdown() comes from any thread
-  std::string stage_;
+  std::string stage_;  // WriteGathered's
 };
 
 class TlsListener : public Listener {

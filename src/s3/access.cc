@@ -172,10 +172,15 @@ bool ManagesBucketPolicy(Op op) {
 bool AclGrants(OpContext& ctx, const BucketConfig& config, std::string_view action,
                const std::string& bucket, std::string_view key, const object::Version& version) {
   const Principal& p = ctx.caller->principal;
-  const std::string bucket_owner = BucketOwnerId(ctx, config.owner);
+  const std::string bucket_owner = BucketOwnerId(ctx, config.acl.owner);
   if (uint8_t need = auth::BucketAclPermissionFor(action)) {
-    if (auth::AclAllows(StoredOrPrivate(config.acl, bucket_owner), p, need,
-                        config.ignore_public_acls)) {
+    // Buckets made before identities store the root's access key as owner.
+    std::optional<auth::Acl> legacy;
+    if (bucket_owner != config.acl.owner) {
+      legacy = config.acl;
+      legacy->owner = bucket_owner;
+    }
+    if (auth::AclAllows(legacy ? *legacy : config.acl, p, need, config.ignore_public_acls)) {
       return true;
     }
   }

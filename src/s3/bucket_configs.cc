@@ -43,8 +43,9 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
     config = std::make_shared<BucketConfig>();
     if (acls) {
       config->acls_enabled = true;
-      config->acl = rec->acl;
-      config->owner = rec->owner;
+      auto acl = rec->acl.empty() ? std::nullopt : auth::DecodeAcl(rec->acl);
+      config->acl = acl ? std::move(*acl) : auth::PrivateAcl(rec->owner);
+      config->acl.owner = rec->owner;
       config->ignore_public_acls = rec->public_access_block & object::kIgnorePublicAcls;
     }
     if (!rec->policy.empty()) {

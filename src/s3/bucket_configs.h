@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/acl.h"
 #include "auth/policy.h"
 #include "object/engine.h"
 #include "s3/cors.h"
@@ -25,10 +26,10 @@ struct BucketConfig {
   // nothing to anonymous callers (s3/access.cc).
   bool restrict_public_policy = false;
   // Object ownership enables ACLs (not BucketOwnerEnforced): the bucket's
-  // ACL and its owner as stored (BucketRecord::acl / owner), and whether
+  // ACL decoded (its owner as BucketRecord::owner stores it), and whether
   // IgnorePublicAcls makes public grants count for nothing.
   bool acls_enabled = false;
-  std::string acl, owner;
+  auth::Acl acl;
   bool ignore_public_acls = false;
 };
 

@@ -239,7 +239,6 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
   try {
     result = AuthorizeRequest(ctx);
     if (!result) result = RefuseEncryptionHeaders(req.headers);
-    if (!result) result = RefuseAcls(req, route.op);
     if (!result) result = Dispatch(ctx);
   } catch (const std::exception& e) {
     STRATA_LOG("operation threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());

@@ -35,20 +35,6 @@ constexpr std::pair<const char*, object::Ownership> kOwnershipNames[] = {
     {"BucketOwnerPreferred", object::Ownership::kBucketOwnerPreferred},
     {"ObjectWriter", object::Ownership::kObjectWriter}};
 
-bool HasGrantHeader(const http::Headers& headers) {
-  for (const auto& [name, value] : headers) {
-    if (name.starts_with("x-amz-grant-")) return true;
-  }
-  return false;
-}
-
-bool OwnerOnly(const auth::Acl& acl, const std::string& owner) {
-  for (const auth::AclGrant& g : acl.grants) {
-    if (g.grantee != auth::Grantee::kUser || g.id != owner) return false;
-  }
-  return true;
-}
-
 // PutBucketAcl / PutObjectAcl: the ACL the request asks (headers or body)
 // for a resource owned by `owner`; under BucketOwnerEnforced only one that
 // leaves the owner alone with it is accepted.
@@ -59,7 +45,7 @@ std::variant<auth::Acl, Error> RequestedAcl(OpContext& ctx, const object::Bucket
   if (auto* e = std::get_if<Error>(&body)) return *e;
   const std::string& xml = std::get<std::string>(body);
   const bool has_body = xml.find_first_not_of(" \t\r\n") != std::string::npos;
-  const bool headers = ctx.http.Header("x-amz-acl") || HasGrantHeader(ctx.http.headers);
+  const bool headers = HasAclHeaders(ctx.http);
   if (!headers && !has_body) {
     return MakeError(ErrorCode::kMissingSecurityHeader,
                      "Your request was missing a required header: x-amz-acl");
@@ -79,20 +65,13 @@ std::variant<auth::Acl, Error> RequestedAcl(OpContext& ctx, const object::Bucket
     acl = std::move(std::get<auth::Acl>(parsed));
   }
   if (!AclsEnabled(bucket)) {
-    if (!OwnerOnly(*acl, owner)) return MakeError(ErrorCode::kAccessControlListNotSupported);
+    if (!auth::AclGrantsOnlyTo(*acl, owner)) return MakeError(ErrorCode::kAccessControlListNotSupported);
     return *acl;
   }
   if ((bucket.public_access_block & object::kBlockPublicAcls) && auth::AclIsPublic(*acl)) {
     return MakeError(ErrorCode::kAccessDenied, "Access Denied (BlockPublicAcls)");
   }
   return *acl;
-}
-
-// The stored form: "" for the owner's FULL_CONTROL alone.
-std::string StoredAcl(auth::Acl acl) {
-  if (acl == auth::PrivateAcl(acl.owner)) return "";
-  acl.owner.clear();
-  return auth::EncodeAcl(acl);
 }
 
 // The public access block's four flags, in record bit order.
@@ -103,28 +82,6 @@ constexpr std::pair<const char*, uint8_t> kPabFlags[] = {
     {"RestrictPublicBuckets", object::kRestrictPublicBuckets}};
 
 }  // namespace
-
-std::optional<Error> RefuseAcls(const http::Request& req, Op op) {
-  const std::string* canned = req.Header("x-amz-acl");
-  const bool grants = HasGrantHeader(req.headers);
-  if (!canned && !grants) return std::nullopt;
-  if (canned && !auth::CannedAcl(*canned, "", "")) {
-    return MakeError(ErrorCode::kInvalidArgument, "Invalid canned ACL: " + *canned);
-  }
-  switch (op) {
-    case Op::kCreateBucket:
-    case Op::kPutObject:
-    case Op::kCopyObject:
-    case Op::kCreateMultipartUpload:
-      if (canned && grants) {
-        return MakeError(ErrorCode::kInvalidRequest,
-                         "Specifying both Canned ACLs and Header Grants is not allowed");
-      }
-      return std::nullopt;  // the handlers apply them (AclForNewObject, CreateBucket)
-    default:
-      return std::nullopt;  // the ACL calls check their own; others take no ACL
-  }
-}
 
 std::variant<std::pair<object::Ownership, std::string>, Error> NewBucketAcl(
     const OpContext& ctx, const std::string& owner) {
@@ -144,7 +101,7 @@ std::variant<std::pair<object::Ownership, std::string>, Error> NewBucketAcl(
   const auto& acl = std::get<std::optional<auth::Acl>>(asked);
   if (!acl) return std::make_pair(ownership, std::string());
   if (ownership == object::Ownership::kBucketOwnerEnforced) {
-    if (!OwnerOnly(*acl, owner)) return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
+    if (!auth::AclGrantsOnlyTo(*acl, owner)) return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
     return std::make_pair(ownership, std::string());
   }
   return std::make_pair(ownership, StoredAcl(*acl));
@@ -242,7 +199,7 @@ OpResult PutBucketOwnershipControls(OpContext& ctx) {
   // Enforcing ownership disables ACLs: not while the bucket's ACL grants
   // anyone else anything (it would silently stop applying).
   if (*ownership == object::Ownership::kBucketOwnerEnforced && AclsEnabled(b) &&
-      !OwnerOnly(BucketAclOf(ctx, b), BucketOwnerId(ctx, b))) {
+      !auth::AclGrantsOnlyTo(BucketAclOf(ctx, b), BucketOwnerId(ctx, b))) {
     return MakeError(ErrorCode::kInvalidBucketAclWithObjectOwnership);
   }
   Status st = ctx.engine.SetBucketOwnership(ctx.route.bucket, *ownership);

@@ -67,14 +67,21 @@ std::variant<std::monostate, Error> AddHeaderGrants(const OpContext& ctx, std::s
   return std::monostate{};
 }
 
-bool OwnerOnly(const auth::Acl& acl, const std::string& owner) {
-  for (const auth::AclGrant& g : acl.grants) {
-    if (g.grantee != auth::Grantee::kUser || g.id != owner) return false;
+}  // namespace
+
+bool HasAclHeaders(const http::Request& req) {
+  if (req.Header("x-amz-acl")) return true;
+  for (const auto& [name, bit] : kGrantHeaders) {
+    if (req.Header(name)) return true;
   }
-  return true;
+  return false;
 }
 
-}  // namespace
+std::string StoredAcl(auth::Acl acl) {
+  if (acl == auth::PrivateAcl(acl.owner)) return "";
+  acl.owner.clear();
+  return auth::EncodeAcl(acl);
+}
 
 bool AclsEnabled(const object::BucketRecord& bucket) {
   return bucket.ownership != object::Ownership::kBucketOwnerEnforced;
@@ -206,7 +213,7 @@ std::variant<NewObjectAcl, Error> AclForNewObject(const OpContext& ctx, const ht
     auto asked = AclFromHeaders(ctx, req, bucket_owner, bucket_owner);
     if (auto* e = std::get_if<Error>(&asked)) return *e;
     const auto& acl = std::get<std::optional<auth::Acl>>(asked);
-    if (acl && !OwnerOnly(*acl, bucket_owner)) {
+    if (acl && !auth::AclGrantsOnlyTo(*acl, bucket_owner)) {
       return MakeError(ErrorCode::kAccessControlListNotSupported);
     }
     return NewObjectAcl{};
@@ -224,10 +231,7 @@ std::variant<NewObjectAcl, Error> AclForNewObject(const OpContext& ctx, const ht
     return MakeError(ErrorCode::kAccessDenied, "Access Denied (BlockPublicAcls)");
   }
   if (owner != bucket_owner) out.owner = owner;
-  if (acl && !(*acl == auth::PrivateAcl(owner))) {
-    acl->owner.clear();  // the record's owner field says it
-    out.acl = auth::EncodeAcl(*acl);
-  }
+  if (acl) out.acl = StoredAcl(std::move(*acl));
   return out;
 }
 

@@ -41,6 +41,13 @@ auth::Acl ObjectAclOf(const OpContext& ctx, const object::BucketRecord& bucket,
 std::string ObjectOwnerOf(const OpContext& ctx, const object::BucketRecord& bucket,
                           const object::ObjectRecord& rec);
 
+// Whether the request carries x-amz-acl or an x-amz-grant-* header.
+bool HasAclHeaders(const http::Request& req);
+// The stored form of an ACL (BucketRecord / ObjectRecord::acl): "" for the
+// owner's FULL_CONTROL alone, else auth/acl.h's encoding without the owner
+// (the record's owner field says it).
+std::string StoredAcl(auth::Acl acl);
+
 // The ACL a request's headers ask for a resource owned by `owner` in a bucket
 // owned by `bucket_owner`: nullopt when they ask none. InvalidArgument for an
 // unknown canned ACL, grantee id or group; UnresolvableGrantByEmailAddress

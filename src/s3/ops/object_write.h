@@ -85,11 +85,6 @@ void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers)
 // server-side encryption, which does not exist yet: never store plaintext
 // for a client that believes its data encrypted.
 std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers);
-// x-amz-acl / x-amz-grant-* on the requests that create buckets or objects,
-// before their handlers run: InvalidArgument for an unknown canned ACL,
-// InvalidRequest for a canned ACL with grant headers. What they ask is then
-// applied by the handlers (ops/acl_request.h AclForNewObject, NewBucketAcl).
-std::optional<Error> RefuseAcls(const http::Request& req, Op op);
 // CreateBucket: the new bucket's object ownership (x-amz-object-ownership,
 // default BucketOwnerEnforced) and stored ACL for `owner`;
 // InvalidBucketAclWithObjectOwnership for an ACL beyond the owner's under

@@ -180,11 +180,8 @@ OpResult PostObject(OpContext& ctx) {
     }
     as_put.headers.emplace_back(f.name, f.value);
   }
-  http::Request with_acl;  // the acl field, as x-amz-acl
-  if (const std::string* acl = Field(fields, "acl")) {
-    with_acl.headers.emplace_back("x-amz-acl", *acl);
-    if (auto e = RefuseAcls(with_acl, Op::kPutObject)) return e;
-  }
+  http::Request with_acl;  // the acl field, as x-amz-acl (AclForNewObject below)
+  if (const std::string* acl = Field(fields, "acl")) with_acl.headers.emplace_back("x-amz-acl", *acl);
   std::optional<std::string> want_md5;
   if (const std::string* md5 = Field(fields, "content-md5")) {
     want_md5 = Base64Decode(*md5);
