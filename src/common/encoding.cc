@@ -177,8 +177,13 @@ bool GetVarint64(std::string_view* in, uint64_t* v) {
   for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
     unsigned char b = static_cast<unsigned char>((*in)[0]);
     in->remove_prefix(1);
+    // Only the shortest form is accepted: a last byte of zero after the first
+    // (an overlong encoding) or bits past 64 would let two byte strings decode
+    // to the same record, so what decodes always re-encodes to the same bytes.
+    if (shift == 63 && b > 1) return false;
     result |= static_cast<uint64_t>(b & 0x7F) << shift;
     if (!(b & 0x80)) {
+      if (b == 0 && shift > 0) return false;
       *v = result;
       return true;
     }

@@ -128,6 +128,25 @@ TEST(VarintTest, RejectsTruncated) {
   EXPECT_FALSE(GetVarint64(&empty, &v));
 }
 
+TEST(VarintTest, RejectsOverlongAndOverflowingForms) {
+  uint64_t v;
+  // 17 written in two bytes (0x91 0x00): decodes to the same value as "\x11",
+  // so a record holding it would not re-encode to its own bytes.
+  std::string_view overlong("\x91\x00", 2);
+  EXPECT_FALSE(GetVarint64(&overlong, &v));
+  std::string_view zero_overlong("\x80\x00", 2);
+  EXPECT_FALSE(GetVarint64(&zero_overlong, &v));
+  // Ten bytes whose last carries more than the 64th bit.
+  std::string_view overflow("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10);
+  EXPECT_FALSE(GetVarint64(&overflow, &v));
+  std::string_view max("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10);
+  ASSERT_TRUE(GetVarint64(&max, &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  std::string_view zero("\x00", 1);
+  ASSERT_TRUE(GetVarint64(&zero, &v));
+  EXPECT_EQ(v, 0u);
+}
+
 TEST(LengthPrefixedTest, RoundTripsAndRejectsShortInput) {
   std::string buf;
   PutLengthPrefixed(&buf, "hello");
