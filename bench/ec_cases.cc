@@ -36,12 +36,6 @@ constexpr int kLostDrives[] = {1, 4};
 constexpr size_t kCodeBlock = 1 << 20;  // per-shard block, like bench/ec_bench.cc
 constexpr double kHealWaitSeconds = 300;
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // The integer after "name": in a flat JSON object; -1 if absent.
 long JsonNumber(std::string_view json, std::string_view name) {
   std::string needle(1, '"');

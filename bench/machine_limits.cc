@@ -26,12 +26,6 @@ namespace {
 constexpr size_t kStreamWriteBytes = 1 << 20;
 constexpr size_t kEchoBytes = 4096;
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // ---- loopback stream ---------------------------------------------------------
 
 struct ReceiverResult {

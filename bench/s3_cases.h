@@ -72,5 +72,8 @@ void RunVersions(const CaseOptions& opt, const Target& target, Report& report);
 // Access control (access_cases.cc): policy evaluation cost; GET 4 KiB by a
 // user through a 20-statement bucket policy vs root without one.
 void RunAccess(const CaseOptions& opt, const Target& target, Report& report);
+// Server-side encryption (sse_cases.cc): AES-256-GCM per core; large PUT/GET
+// and GET 4 KiB into an SSE-S3 bucket vs a plain one.
+void RunSse(const CaseOptions& opt, const Target& target, Report& report);
 
 }  // namespace strata::bench

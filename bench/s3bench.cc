@@ -54,10 +54,10 @@ namespace strata::bench {
 namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
-                                         "put_large", "get_large", "list", "versions", "access", "ec",
+                                         "put_large", "get_large", "list", "versions", "access", "sse", "ec",
                                          "kv",        "kv_index"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
-                                        "list",  "versions", "access"};
+                                        "list",  "versions", "access", "sse"};
 
 struct Options {
   bool smoke = false;
@@ -276,7 +276,8 @@ void RunS3(const Options& opt, const Target& target, Report& report) {
       {"get_large", RunLargeGet},
       {"list", RunList},
       {"versions", RunVersions},
-      {"access", RunAccess}};
+      {"access", RunAccess},
+      {"sse", RunSse}};
   for (const auto& [name, run] : cases) {
     if (!opt.cases.count(name)) continue;
     RunS3Case((std::string(name) + " setup").c_str(), report, [&] { run(o, target, report); });

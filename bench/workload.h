@@ -34,5 +34,8 @@ double Median(std::vector<double> values);
 
 // Seconds since an arbitrary fixed point (steady clock).
 double NowSeconds();
+// CPU seconds this thread has used: figures of what one core can do, whatever
+// else the shared machine runs meanwhile.
+double ThreadCpuSeconds();
 
 }  // namespace strata::bench

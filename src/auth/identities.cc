@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "auth/secret_box.h"
+#include "crypto/secret_box.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/time_util.h"
@@ -152,7 +152,7 @@ IdentityStore::~IdentityStore() = default;
 
 Result<std::unique_ptr<IdentityStore>> IdentityStore::Open(meta::KvStore* kv,
                                                            std::string master_key, RootKey root) {
-  if (master_key.size() != kSecretBoxKeyBytes) {
+  if (master_key.size() != crypto::kSecretBoxKeyBytes) {
     return Status(Code::kInvalidArgument, "the IAM key must be 32 bytes");
   }
   std::unique_ptr<IdentityStore> store(
@@ -218,7 +218,7 @@ Status IdentityStore::Load() {
         auto sealed = Base64Decode(j.at("secret").get<std::string>());
         if (!sealed) return Corrupt(name);
         k.sealed = *sealed;
-        auto secret = auth::Open(master_key_, k.sealed, k.id);
+        auto secret = crypto::Open(master_key_, k.sealed, k.id);
         if (!secret) {
           return Status(Code::kPermissionDenied,
                         "the secret of access key " + k.id +
@@ -477,7 +477,7 @@ Result<NewAccessKey> IdentityStore::CreateKey(const std::string& user) {
   } while (state_->keys.count(k.id) || k.id == root_key_.access_key);
   k.user = user;
   k.secret = RandomSecret();
-  k.sealed = Seal(master_key_, k.secret, k.id);
+  k.sealed = crypto::Seal(master_key_, k.secret, k.id);
   k.created_ns = static_cast<int64_t>(UnixNowNs());
   meta::WriteBatch b;
   b.Put(meta::IamKey(kKeyKind, k.id), EncodeKey(k));

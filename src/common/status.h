@@ -60,6 +60,16 @@ enum class Detail : unsigned char {
   // hold (kObjectLock).
   kLockConfig,
   kObjectLock,
+  // From the key service (kms/): no such key (kNotFound), the key is
+  // disabled (kPreconditionFailed), a wrapped data key that does not open
+  // under its key and context (kPermissionDenied).
+  kKmsKey,
+  kKmsDisabled,
+  kKmsCiphertext,
+  // kPermissionDenied from the object engine: the data key given does not
+  // open the object's chunks (a wrong SSE-C key); kPreconditionFailed: the
+  // object is encrypted and no key was given.
+  kSseKey,
 };
 
 class [[nodiscard]] Status {

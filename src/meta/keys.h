@@ -39,10 +39,12 @@ inline constexpr char kConfigPrefix = 'C';
 //   kind 'u' user (name), 'k' access key (id), 'g' group (name),
 //   'p' managed policy (name), 's' the store's own identity ("account")
 inline constexpr char kIamPrefix = 'A';
+// 'K' key service: "K" + key id, JSON values           -> see kms/key_service.h
+inline constexpr char kKmsPrefix = 'K';
 
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
-                                        kConfigPrefix,    kIamPrefix};
+                                        kConfigPrefix,    kIamPrefix,    kKmsPrefix};
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {
@@ -179,6 +181,12 @@ inline std::string IamKey(char kind, std::string_view name) {
   std::string k(1, kIamPrefix);
   k.push_back(kind);
   k.append(name);
+  return k;
+}
+
+inline std::string KmsKey(std::string_view id) {
+  std::string k(1, kKmsPrefix);
+  k.append(id);
   return k;
 }
 

@@ -13,6 +13,7 @@
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "crypto/chunk_cipher.h"
 #include "meta/keys.h"
 #include "object/lock.h"
 
@@ -107,6 +108,35 @@ ObjectWriter::~ObjectWriter() {
   if (!done_) Abort();
 }
 
+namespace {
+
+// What the chunks of an object are bound to (crypto/chunk_cipher.h).
+std::string SealIdentity(const std::string& bucket, const std::string& key) {
+  std::string id = bucket;
+  id.push_back('\0');
+  id.append(key);
+  return id;
+}
+
+}  // namespace
+
+void ObjectWriter::StartEncryption(Encryption sse, std::string_view data_key) {
+  sse.salt = RandomBytes(crypto::kSaltBytes);
+  if (sse.mode == SseMode::kCustomer && upload_id_.empty()) {
+    sse.key_digest = crypto::CustomerKeyDigest(sse.salt, data_key);
+  }
+  cipher_ = std::make_unique<crypto::ChunkCipher>(data_key, sse.salt, SealIdentity(bucket_, key_));
+  sse_ = std::move(sse);
+  pending_.reserve(crypto::kChunkBytes);
+}
+
+Status ObjectWriter::SealPending(bool last) {
+  sealed_.resize(pending_.size() + crypto::kTagBytes);
+  cipher_->Seal(chunk_index_++, last, pending_, sealed_.data());
+  pending_.clear();
+  return Store(sealed_);
+}
+
 void ObjectWriter::SetChecksum(std::string algorithm, std::string value, std::string type) {
   checksum_algorithm_ = std::move(algorithm);
   checksum_value_ = std::move(value);
@@ -117,6 +147,19 @@ Status ObjectWriter::Append(std::string_view data) {
   if (done_) return Internal("append after commit/abort");
   if (options_.md5) md5_->Update(data);
   size_bytes_ += data.size();
+  if (!cipher_) return Store(data);
+  while (!data.empty()) {
+    // A full chunk is sealed only once more data follows: the last chunk of
+    // the version is sealed by Commit, flagged as the last.
+    if (pending_.size() == crypto::kChunkBytes) RETURN_IF_ERROR(SealPending(false));
+    const size_t take = std::min(crypto::kChunkBytes - pending_.size(), data.size());
+    pending_.append(data.substr(0, take));
+    data.remove_prefix(take);
+  }
+  return Status::OK();
+}
+
+Status ObjectWriter::Store(std::string_view data) {
   if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
     buffer_.append(data);
@@ -151,6 +194,7 @@ const std::string& ObjectWriter::Md5() {
 Result<ObjectRecord> ObjectWriter::Commit(
     std::function<Status(const std::optional<ObjectRecord>&)> check) {
   if (done_) return Internal("commit twice");
+  if (cipher_ && !pending_.empty()) RETURN_IF_ERROR(SealPending(true));
   // An empty part, or an empty object on a store that keeps nothing inline:
   // they get data files too (the drives must describe every object).
   if (!file_ && (!upload_id_.empty() || engine_->data_->inline_max_bytes() == 0)) {
@@ -160,6 +204,10 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.size_bytes = size_bytes_;
   if (!options_.md5 && etag_.empty() && !delete_marker_) return Internal("commit without an ETag");
   rec.etag = options_.md5 ? HexEncode(Md5()) : etag_;
+  if (cipher_ && (sse_.mode == SseMode::kKms || sse_.mode == SseMode::kCustomer)) {
+    rec.etag = HexEncode(cipher_->MaskedEtag(Md5()));
+  }
+  rec.sse = sse_;
   rec.headers = std::move(headers_);
   rec.checksum_algorithm = checksum_algorithm_;
   rec.checksum_value = checksum_value_;
@@ -191,7 +239,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   if (upload_id_.empty()) {
     st = engine_->CommitVersion(bucket_, key_, rec, check, options_.bypass_governance);
   } else {
-    PartRecord part{rec.size_bytes, rec.etag, rec.mtime_ns, file_id_, checksum_value_};
+    PartRecord part{rec.size_bytes, rec.etag, rec.mtime_ns, file_id_, checksum_value_, sse_.salt};
     st = engine_->CommitPart(bucket_, key_, upload_id_, part_number_, std::move(part));
   }
   if (!st.ok()) return st;  // the destructor aborts and removes the data file
@@ -210,9 +258,94 @@ void ObjectWriter::Abort() {
   if (!file_id_.empty()) engine_->CollectGarbage(file_id_);
 }
 
+ObjectReader::~ObjectReader() = default;
+
+Status ObjectReader::Unlock(std::string_view data_key) {
+  const Encryption& sse = record_.sse;
+  if (!sse.on()) return Status::OK();
+  if (data_key.size() != crypto::kDataKeyBytes) {
+    return Status(Code::kPermissionDenied, "the data key is not 32 bytes", Detail::kSseKey);
+  }
+  if (sse.mode == SseMode::kCustomer &&
+      crypto::CustomerKeyDigest(sse.salt, data_key) != sse.key_digest) {
+    return Status(Code::kPermissionDenied, "not the key the object was stored with",
+                  Detail::kSseKey);
+  }
+  ciphers_.clear();
+  const std::string identity = SealIdentity(bucket_, key_);
+  if (record_.parts.empty()) {
+    ciphers_.push_back(std::make_unique<crypto::ChunkCipher>(data_key, sse.salt, identity));
+  } else {
+    for (const PartRef& p : record_.parts) {
+      if (p.salt.size() != crypto::kSaltBytes) return Corruption("a part without its salt");
+      ciphers_.push_back(std::make_unique<crypto::ChunkCipher>(data_key, p.salt, identity));
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+constexpr uint64_t kMaxSealedChunksPerRead = 16;  // 1 MiB of plaintext
+}
+
+Result<size_t> ObjectReader::ReadSealed(size_t i, uint64_t size, uint64_t offset, char* buf,
+                                        size_t n) const {
+  using crypto::kChunkBytes;
+  using crypto::kTagBytes;
+  if (ciphers_.size() <= i) {
+    return Status(Code::kPreconditionFailed, "the object is encrypted: its key is needed",
+                  Detail::kSseKey);
+  }
+  const uint64_t last_chunk = (size - 1) / kChunkBytes;
+  const uint64_t first = offset / kChunkBytes;
+  const uint64_t last = std::min((offset + n - 1) / kChunkBytes, first + kMaxSealedChunksPerRead - 1);
+  const uint64_t plain_end = std::min(size, (last + 1) * kChunkBytes);
+  const uint64_t sealed_at = first * crypto::kSealedChunkBytes;
+  const size_t sealed_len = (plain_end - first * kChunkBytes) + (last - first + 1) * kTagBytes;
+  sealed_buf_.resize(sealed_len);
+  if (record_.is_inline) {
+    if (sealed_at + sealed_len > record_.inline_data.size()) return Corruption("inline data short");
+    std::memcpy(sealed_buf_.data(), record_.inline_data.data() + sealed_at, sealed_len);
+  } else {
+    for (size_t got = 0; got < sealed_len;) {
+      ASSIGN_OR_RETURN(size_t r, files_[i]->ReadAt(sealed_at + got, sealed_buf_.data() + got,
+                                                   sealed_len - got));
+      if (r == 0) return Corruption("encrypted data ended early");
+      got += r;
+    }
+  }
+  const uint64_t want_end = std::min<uint64_t>(offset + n, plain_end);
+  size_t pos = 0;  // in sealed_buf_
+  for (uint64_t c = first; c <= last; ++c) {
+    const uint64_t chunk_at = c * kChunkBytes;
+    const size_t chunk_len = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, size - chunk_at));
+    std::string_view sealed(sealed_buf_.data() + pos, chunk_len + kTagBytes);
+    pos += chunk_len + kTagBytes;
+    const uint64_t from = std::max(offset, chunk_at), to = std::min(want_end, chunk_at + chunk_len);
+    char* dest = buf + (from - offset);
+    const bool whole = from == chunk_at && to == chunk_at + chunk_len;
+    if (!whole) plain_buf_.resize(kChunkBytes);
+    if (!ciphers_[i]->Open(c, c == last_chunk, sealed, whole ? dest : plain_buf_.data())) {
+      return Corruption("encrypted chunk " + std::to_string(c) + " of " + bucket_ + "/" + key_ +
+                        " does not authenticate (altered, moved or cut)");
+    }
+    if (!whole) std::memcpy(dest, plain_buf_.data() + (from - chunk_at), to - from);
+  }
+  return static_cast<size_t>(want_end - offset);
+}
+
 Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const {
   if (offset >= record_.size_bytes) return size_t{0};
   n = std::min<uint64_t>(n, record_.size_bytes - offset);
+  if (n == 0) return size_t{0};
+  if (record_.sse.on()) {
+    if (record_.parts.empty()) return ReadSealed(0, record_.size_bytes, offset, buf, n);
+    size_t i = std::upper_bound(part_starts_.begin(), part_starts_.end(), offset) -
+               part_starts_.begin() - 1;
+    uint64_t in_part = offset - part_starts_[i];
+    n = std::min<uint64_t>(n, record_.parts[i].size_bytes - in_part);
+    return ReadSealed(i, record_.parts[i].size_bytes, in_part, buf, n);
+  }
   if (record_.is_inline) {
     std::memcpy(buf, record_.inline_data.data() + offset, n);
     return n;
@@ -227,7 +360,7 @@ Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const 
 }
 
 int ObjectReader::UnverifiedFd() const {
-  if (record_.is_inline || !record_.parts.empty() || files_.size() != 1) return -1;
+  if (record_.is_inline || record_.sse.on() || !record_.parts.empty() || files_.size() != 1) return -1;
   return files_[0]->UnverifiedFd();
 }
 
@@ -539,6 +672,16 @@ Status ObjectEngine::SetBucketOwnership(const std::string& name, Ownership owner
   return ChangeBucket(name, [&](BucketRecord& r) { r.ownership = ownership; });
 }
 
+Status ObjectEngine::SetBucketEncryption(const std::string& name, SseMode mode,
+                                         std::string kms_key, bool bucket_key) {
+  if (mode == SseMode::kCustomer) return InvalidArgument("SSE-C is no bucket default");
+  return ChangeBucket(name, [&](BucketRecord& r) {
+    r.default_sse = mode;
+    r.default_kms_key = mode == SseMode::kKms ? std::move(kms_key) : std::string();
+    r.default_bucket_key = mode != SseMode::kNone && bucket_key;
+  });
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};
@@ -644,6 +787,13 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string&
   writer->mtime_ns_ = NowNs();
   writer->versioned_ = b.versioning == Versioning::kEnabled;
   writer->lock_ = InitialLock(b, options.lock, writer->mtime_ns_);
+  if (options.sse.on()) {
+    if (options.data_key.size() != crypto::kDataKeyBytes) {
+      return InvalidArgument("an encrypted write needs a 32-byte data key");
+    }
+    writer->StartEncryption(options.sse, options.data_key);
+    std::fill(options.data_key.begin(), options.data_key.end(), '\0');
+  }
   writer->options_ = std::move(options);
   return writer;
 }

@@ -31,6 +31,10 @@
 #include "object/record.h"
 #include "storage/data_store.h"
 
+namespace strata::crypto {
+class ChunkCipher;
+}
+
 namespace strata::object {
 
 inline constexpr size_t kMaxKeyBytes = 1024;
@@ -53,6 +57,14 @@ struct WriteOptions {
   // The new version's owner and ACL (ObjectRecord::owner / acl).
   std::string owner;
   std::string acl;
+  // Server-side encryption (sse.mode != kNone): the version is stored in
+  // sealed chunks under `data_key` (32 bytes: a fresh key the key service
+  // wrapped into sse.wrapped_key, or the SSE-C customer's key). The engine
+  // picks the salt and, for SSE-C, the key digest. ETags of SSE-KMS and
+  // SSE-C versions are masked (crypto::ChunkCipher::MaskedEtag), as AWS's
+  // are not their MD5; Md5() stays the plaintext's (Content-MD5 checks).
+  Encryption sse;
+  std::string data_key;
 };
 
 // Streams one new object version in; nothing is visible until Commit().
@@ -79,6 +91,11 @@ class ObjectWriter {
   friend class ObjectEngine;
   ObjectWriter(ObjectEngine* engine, std::string bucket, std::string key, ObjectHeaders headers);
   Status SpillToFile();
+  // Appends stored bytes (sealed chunks when encrypted): inline buffer or file.
+  Status Store(std::string_view data);
+  // Encryption: the cipher for this writer's data file, with a fresh salt.
+  void StartEncryption(Encryption sse, std::string_view data_key);
+  Status SealPending(bool last);
 
   ObjectEngine* engine_;
   std::string bucket_, key_;
@@ -102,13 +119,28 @@ class ObjectWriter {
   std::string md5_digest_;
   std::string etag_;  // given by the caller (WriteOptions::md5 false)
   bool done_ = false;
+  // Encryption: the version's settings (with this file's salt), the cipher,
+  // the plaintext chunk not sealed yet (the last is sealed at Commit, so that
+  // it carries the last-chunk flag) and the chunk index.
+  Encryption sse_;
+  std::unique_ptr<crypto::ChunkCipher> cipher_;
+  std::string pending_, sealed_;
+  uint64_t chunk_index_ = 0;
 };
 
 // Reads one object version; its data files stay readable even if the version
 // is replaced while reading (an open file outlives its unlink).
 class ObjectReader {
  public:
+  ~ObjectReader();
   const ObjectRecord& record() const { return record_; }
+  // An encrypted version (record().sse.on()) reads only after this: the data
+  // key (unwrapped by the key service, or the SSE-C customer's key, checked
+  // against its digest: PermissionDenied, kSseKey, if it is not that key).
+  // Without it ReadAt fails with PreconditionFailed (kSseKey).
+  Status Unlock(std::string_view data_key);
+  // Reads plaintext; an encrypted chunk that does not authenticate (altered,
+  // swapped, cut) fails with Corruption, nothing of it returned.
   Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const;
   // A descriptor holding the object's bytes at offsets [0, size), unverified
   // (storage::DataReader::UnverifiedFd); -1 for inline, multipart and
@@ -117,9 +149,15 @@ class ObjectReader {
 
  private:
   friend class ObjectEngine;
+  // Plaintext [offset, offset + n) of data file `i` (plaintext size `size`),
+  // at most kMaxSealedRead bytes of it per call.
+  Result<size_t> ReadSealed(size_t i, uint64_t size, uint64_t offset, char* buf, size_t n) const;
   ObjectRecord record_;
+  std::string bucket_, key_;
   mutable std::vector<std::unique_ptr<storage::DataReader>> files_;  // one, or one per part
   std::vector<uint64_t> part_starts_;                     // offset of each part
+  mutable std::vector<std::unique_ptr<crypto::ChunkCipher>> ciphers_;  // per data file, once unlocked
+  mutable std::string sealed_buf_, plain_buf_;
 };
 
 // Multipart uploads.
@@ -239,6 +277,9 @@ class ObjectEngine {
   Status SetPublicAccessBlock(const std::string& name, uint8_t flags);
   Status SetBucketAcl(const std::string& name, std::string acl);
   Status SetBucketOwnership(const std::string& name, Ownership ownership);
+  // PutBucketEncryption (mode kNone: DeleteBucketEncryption).
+  Status SetBucketEncryption(const std::string& name, SseMode mode, std::string kms_key,
+                             bool bucket_key);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 
@@ -294,15 +335,21 @@ class ObjectEngine {
   Status SetObjectLockConfiguration(const std::string& name, const DefaultRetention& rule);
 
   // Multipart (object/multipart.cc). NotFound means no such upload (or bucket).
+  // record.sse names the parts' encryption; SSE-C: `customer_key` is the
+  // key the parts must repeat (only its salted digest is kept).
   Result<std::string> CreateUpload(const std::string& bucket, const std::string& key,
-                                   UploadRecord record);
+                                   UploadRecord record, std::string_view customer_key = {});
   Result<UploadRecord> GetUpload(const std::string& bucket, const std::string& key,
                                  const std::string& upload_id);
   // A writer whose Commit() stores part `part_number` (replacing an earlier one).
+  // An encrypted upload's parts need its data key (`data_key`; SSE-C: checked
+  // against the upload's key digest, PermissionDenied kSseKey if another;
+  // missing: PreconditionFailed kSseKey).
   Result<std::unique_ptr<ObjectWriter>> NewPartWriter(const std::string& bucket,
                                                       const std::string& key,
                                                       const std::string& upload_id,
-                                                      uint32_t part_number);
+                                                      uint32_t part_number,
+                                                      std::string_view data_key = {});
   Result<std::vector<PartInfo>> ListParts(const std::string& upload_id);
   // Assembles the object from the parts without copying data. `check` as in
   // ObjectWriter::Commit. On a bad part list returns InvalidArgument and sets *problem.

@@ -5,6 +5,7 @@
 
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "crypto/chunk_cipher.h"
 #include "meta/keys.h"
 #include "object/lock.h"
 #include "object/engine.h"
@@ -40,7 +41,15 @@ bool CompletedFrom(const ObjectRecord& rec, const std::string& upload_id,
 }  // namespace
 
 Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const std::string& key,
-                                               UploadRecord record) {
+                                               UploadRecord record,
+                                               std::string_view customer_key) {
+  if (record.sse.mode == SseMode::kCustomer) {
+    if (customer_key.size() != crypto::kDataKeyBytes) {
+      return InvalidArgument("an SSE-C upload needs the customer's 32-byte key");
+    }
+    record.sse.salt = RandomBytes(crypto::kSaltBytes);
+    record.sse.key_digest = crypto::CustomerKeyDigest(record.sse.salt, customer_key);
+  }
   std::shared_lock bucket_lock(BucketLock(bucket));
   ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
   if (record.lock && !b.object_lock) {
@@ -77,13 +86,27 @@ Result<UploadRecord> ObjectEngine::GetUpload(const std::string& bucket, const st
 Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewPartWriter(const std::string& bucket,
                                                                   const std::string& key,
                                                                   const std::string& upload_id,
-                                                                  uint32_t part_number) {
-  RETURN_IF_ERROR(GetUpload(bucket, key, upload_id).status());
+                                                                  uint32_t part_number,
+                                                                  std::string_view data_key) {
+  ASSIGN_OR_RETURN(UploadRecord upload, GetUpload(bucket, key, upload_id));
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, {}));
   writer->upload_id_ = upload_id;
   writer->part_number_ = part_number;
   writer->version_stamp_ = NextVersionStamp();
   writer->mtime_ns_ = NowNs();
+  if (upload.sse.on()) {
+    if (data_key.empty()) {
+      return Status(Code::kPreconditionFailed, "the upload is encrypted: its key is needed",
+                    Detail::kSseKey);
+    }
+    if (data_key.size() != crypto::kDataKeyBytes ||
+        (upload.sse.mode == SseMode::kCustomer &&
+         crypto::CustomerKeyDigest(upload.sse.salt, data_key) != upload.sse.key_digest)) {
+      return Status(Code::kPermissionDenied, "not the key the upload was created with",
+                    Detail::kSseKey);
+    }
+    writer->StartEncryption(upload.sse, data_key);  // the part's own salt
+  }
   return writer;
 }
 
@@ -198,7 +221,7 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
       *problem = CompleteProblem::kEntityTooSmall;
       return InvalidArgument("part " + std::to_string(w.part_number) + " is smaller than 5 MiB");
     }
-    rec.parts.push_back({p.file_id, p.size_bytes, p.etag, p.checksum});
+    rec.parts.push_back({p.file_id, p.size_bytes, p.etag, p.checksum, p.salt});
     rec.size_bytes += p.size_bytes;
     md5s += *HexDecode(p.etag);
   }
@@ -210,6 +233,7 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   rec.storage_class = upload.storage_class;
   rec.owner = upload.object_owner;
   rec.acl = upload.acl;
+  rec.sse = upload.sse;  // salt: the upload's (key_digest's); each part has its own
   rec.checksum_algorithm = upload.checksum_algorithm;
   rec.checksum_type = upload.checksum_type;
   rec.upload_id = upload_id;

@@ -144,7 +144,7 @@ void Rebuilder::AddVersion(const storage::DataHeader& header, ObjectRecord rec) 
 void Rebuilder::AddPart(const std::string& id, const storage::DataHeader& header,
                         const ObjectRecord& rec) {
   FoundPart part{header.bucket, header.key, header.version_stamp,
-                 PartRecord{rec.size_bytes, rec.etag, rec.mtime_ns, id, rec.checksum_value}};
+                 PartRecord{rec.size_bytes, rec.etag, rec.mtime_ns, id, rec.checksum_value, rec.sse.salt}};
   auto [it, inserted] = parts_.try_emplace({header.upload_id, header.part_number}, part);
   if (inserted) return;
   if (part.stamp > it->second.stamp) std::swap(it->second, part);

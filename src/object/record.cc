@@ -4,17 +4,18 @@
 
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "crypto/chunk_cipher.h"
 
 namespace strata::object {
 
 namespace {
 // 1 = without the extension fields, 2 = without upload_id, 3 = without the
 // lock fields, 4 = without owner and ACL
-constexpr char kObjectFormat = 5;
-constexpr char kUploadFormat = 3;  // 1 = without the lock, 2 = without the ACL
-constexpr char kPartFormat = 1;
+constexpr char kObjectFormat = 6;
+constexpr char kUploadFormat = 4;  // 1 = without the lock, 2 = without the ACL, 3 = without SSE
+constexpr char kPartFormat = 2;  // 1 = without the salt
 // 1 = without tags, 2 = without versioning and lock, 3 = without policy, 4 = without ownership / ACL
-constexpr char kBucketFormat = 5;
+constexpr char kBucketFormat = 6;
 constexpr char kTagsFormat = 1;
 constexpr char kLockFormat = 1;
 constexpr char kAclFormat = 1;
@@ -25,6 +26,49 @@ constexpr uint64_t kFlagDeleteMarker = 8;  // format 4
 constexpr uint64_t kFlagLockOnDrives = 16; // format 4
 constexpr uint64_t kFlagAclOnDrives = 32;  // format 5
 constexpr uint64_t kKnownFlags = 63;
+
+}  // namespace
+
+bool CustomerKeyMatches(const Encryption& sse, std::string_view key) {
+  return sse.mode == SseMode::kCustomer && !sse.key_digest.empty() &&
+         crypto::CustomerKeyDigest(sse.salt, key) == sse.key_digest;
+}
+
+namespace {
+
+void PutEncryption(std::string* out, const Encryption& e) {
+  out->push_back(static_cast<char>(e.mode));
+  if (e.mode == SseMode::kNone) return;
+  PutLengthPrefixed(out, e.wrapped_key);
+  PutLengthPrefixed(out, e.key_arn);
+  PutLengthPrefixed(out, e.context);
+  out->push_back(e.bucket_key ? 1 : 0);
+  PutLengthPrefixed(out, e.key_digest);
+  PutLengthPrefixed(out, e.salt);
+}
+
+bool GetEncryption(std::string_view* in, Encryption* e) {
+  if (in->empty() || static_cast<uint8_t>((*in)[0]) > static_cast<uint8_t>(SseMode::kCustomer)) {
+    return false;
+  }
+  e->mode = static_cast<SseMode>((*in)[0]);
+  in->remove_prefix(1);
+  if (e->mode == SseMode::kNone) return true;
+  std::string_view wrapped, arn, context, digest, salt;
+  if (!GetLengthPrefixed(in, &wrapped) || !GetLengthPrefixed(in, &arn) ||
+      !GetLengthPrefixed(in, &context) || in->empty() || static_cast<uint8_t>((*in)[0]) > 1) {
+    return false;
+  }
+  e->bucket_key = (*in)[0] == 1;
+  in->remove_prefix(1);
+  if (!GetLengthPrefixed(in, &digest) || !GetLengthPrefixed(in, &salt)) return false;
+  e->wrapped_key = wrapped;
+  e->key_arn = arn;
+  e->context = context;
+  e->key_digest = digest;
+  e->salt = salt;
+  return true;
+}
 
 void PutLock(std::string* out, const ObjectLock& lock) {
   out->push_back(static_cast<char>(lock.mode));
@@ -255,6 +299,11 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   // Format 5 extension.
   PutLengthPrefixed(&out, r.owner);
   PutLengthPrefixed(&out, r.acl);
+  // Format 6 extension: the encryption, then each part's salt.
+  PutEncryption(&out, r.sse);
+  if (r.sse.on()) {
+    for (const PartRef& p : r.parts) PutLengthPrefixed(&out, p.salt);
+  }
   return out;
 }
 
@@ -302,8 +351,18 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
   if (format >= 3 && !GetString(&in, &r.upload_id)) return std::nullopt;
   if (format >= 4 && !GetLock(&in, &r.lock)) return std::nullopt;
   if (format >= 5 && (!GetString(&in, &r.owner) || !GetString(&in, &r.acl))) return std::nullopt;
+  if (format >= 6) {
+    if (!GetEncryption(&in, &r.sse)) return std::nullopt;
+    if (r.sse.on()) {
+      for (PartRef& p : r.parts) {
+        if (!GetString(&in, &p.salt)) return std::nullopt;
+      }
+    }
+  }
   if (!in.empty()) return std::nullopt;
-  if (r.is_inline && r.inline_data.size() != r.size_bytes) return std::nullopt;
+  // Inline data is stored as written: sealed chunks when encrypted.
+  const uint64_t stored = r.sse.on() ? crypto::SealedSize(r.size_bytes) : r.size_bytes;
+  if (r.is_inline && r.inline_data.size() != stored) return std::nullopt;
   return r;
 }
 
@@ -320,6 +379,7 @@ std::string EncodeUploadRecord(const UploadRecord& r) {
   if (r.lock) PutLock(&out, *r.lock);
   PutLengthPrefixed(&out, r.object_owner);  // format 3
   PutLengthPrefixed(&out, r.acl);
+  PutEncryption(&out, r.sse);  // format 4
   return out;
 }
 
@@ -348,6 +408,7 @@ std::optional<UploadRecord> DecodeUploadRecord(std::string_view in) {
   if (format >= 3 && (!GetString(&in, &r.object_owner) || !GetString(&in, &r.acl))) {
     return std::nullopt;
   }
+  if (format >= 4 && !GetEncryption(&in, &r.sse)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   r.initiated_ns = static_cast<int64_t>(initiated);
   return r;
@@ -360,18 +421,22 @@ std::string EncodePartRecord(const PartRecord& r) {
   PutVarint64(&out, static_cast<uint64_t>(r.mtime_ns));
   PutLengthPrefixed(&out, r.file_id);
   PutLengthPrefixed(&out, r.checksum);
+  PutLengthPrefixed(&out, r.salt);  // format 2
   return out;
 }
 
 std::optional<PartRecord> DecodePartRecord(std::string_view in) {
-  if (in.empty() || in[0] != kPartFormat) return std::nullopt;
+  if (in.empty() || in[0] < 1 || in[0] > kPartFormat) return std::nullopt;
+  const char format = in[0];
   in.remove_prefix(1);
   PartRecord r;
   uint64_t mtime;
   if (!GetVarint64(&in, &r.size_bytes) || !GetString(&in, &r.etag) || !GetVarint64(&in, &mtime) ||
-      !GetString(&in, &r.file_id) || !GetString(&in, &r.checksum) || !in.empty()) {
+      !GetString(&in, &r.file_id) || !GetString(&in, &r.checksum)) {
     return std::nullopt;
   }
+  if (format >= 2 && !GetString(&in, &r.salt)) return std::nullopt;
+  if (!in.empty()) return std::nullopt;
   r.mtime_ns = static_cast<int64_t>(mtime);
   return r;
 }
@@ -394,6 +459,9 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   out.push_back(static_cast<char>(r.public_access_block));
   out.push_back(static_cast<char>(r.ownership));  // format 5
   PutLengthPrefixed(&out, r.acl);
+  out.push_back(static_cast<char>(r.default_sse));  // format 6
+  PutLengthPrefixed(&out, r.default_kms_key);
+  out.push_back(r.default_bucket_key ? 1 : 0);
   return out;
 }
 
@@ -436,6 +504,19 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     r.ownership = static_cast<Ownership>(in[0]);
     in.remove_prefix(1);
     if (!GetString(&in, &r.acl)) return std::nullopt;
+  }
+  if (format >= 6) {
+    if (in.empty() || (in[0] != 0 && in[0] != static_cast<char>(SseMode::kS3) &&
+                       in[0] != static_cast<char>(SseMode::kKms))) {
+      return std::nullopt;
+    }
+    r.default_sse = static_cast<SseMode>(in[0]);
+    in.remove_prefix(1);
+    if (!GetString(&in, &r.default_kms_key) || in.size() != 1 || static_cast<uint8_t>(in[0]) > 1) {
+      return std::nullopt;
+    }
+    r.default_bucket_key = in[0] == 1;
+    in.remove_prefix(1);
   }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);

@@ -23,12 +23,35 @@ struct ObjectHeaders {
   std::vector<std::pair<std::string, std::string>> user_metadata;
 };
 
+// Server-side encryption of a version (docs/formats/encryption.md). The
+// data is stored in crypto/chunk_cipher.h's chunks under a data key: a fresh
+// one per version (per upload) wrapped by the key service (SSE-S3, SSE-KMS),
+// or the customer's own (SSE-C), of which only a salted digest is kept.
+enum class SseMode : uint8_t { kNone = 0, kS3 = 1, kKms = 2, kCustomer = 3 };
+struct Encryption {
+  SseMode mode = SseMode::kNone;
+  std::string wrapped_key;  // kS3, kKms: the data key as the key service wrapped it
+  std::string key_arn;      // kKms: the master key's ARN
+  std::string context;      // kKms: the encryption context (canonical JSON), also bound
+  bool bucket_key = false;  // kKms: BucketKeyEnabled
+  std::string key_digest;   // kCustomer: crypto::CustomerKeyDigest(salt, key)
+  // The data file's salt (single-file and inline versions; a multipart
+  // object's parts each have their own, PartRef::salt) and key_digest's.
+  std::string salt;
+  bool on() const { return mode != SseMode::kNone; }
+  bool operator==(const Encryption&) const = default;
+};
+
+// SSE-C: whether `key` is the customer's key of `sse` (its salted digest).
+bool CustomerKeyMatches(const Encryption& sse, std::string_view key);
+
 // One part of a multipart object: its own data file, in order.
 struct PartRef {
   std::string file_id;
-  uint64_t size_bytes = 0;
-  std::string etag;      // hex MD5 of the part
+  uint64_t size_bytes = 0;  // of plaintext
+  std::string etag;      // hex MD5 of the part (SSE-C / SSE-KMS: masked, not its MD5)
   std::string checksum;  // base64, of the object's checksum algorithm ("" if none)
+  std::string salt;      // encrypted objects: the part file's salt (format 6)
 };
 
 using Tags = std::vector<std::pair<std::string, std::string>>;
@@ -85,6 +108,8 @@ struct ObjectRecord {
   std::string owner;
   std::string acl;
   bool acl_on_drives = false;
+  // Format 6: server-side encryption (mode kNone: the data is as written).
+  Encryption sse;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;
@@ -118,6 +143,8 @@ struct UploadRecord {
   // Format 3: the object's owner and ACL to be (ObjectRecord::owner / acl).
   std::string object_owner;
   std::string acl;
+  // Format 4: the encryption every part is written with (salt: key_digest's).
+  Encryption sse;
 };
 
 struct PartRecord {
@@ -126,6 +153,7 @@ struct PartRecord {
   int64_t mtime_ns = 0;
   std::string file_id;
   std::string checksum;  // base64 of the upload's algorithm, "" if none
+  std::string salt;      // format 2: the part file's salt (encrypted uploads)
 };
 
 enum class Versioning : uint8_t { kUnversioned = 0, kEnabled = 1, kSuspended = 2 };
@@ -166,6 +194,11 @@ struct BucketRecord {
   // ACL (auth/acl.h's encoding; "" = the owner's FULL_CONTROL only).
   Ownership ownership = Ownership::kBucketOwnerEnforced;
   std::string acl;
+  // Format 6: default encryption (PutBucketEncryption; kNone: none set),
+  // kS3 or kKms with its key ("" = the AWS-managed key) and BucketKeyEnabled.
+  SseMode default_sse = SseMode::kNone;
+  std::string default_kms_key;
+  bool default_bucket_key = false;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;

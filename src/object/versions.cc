@@ -3,6 +3,7 @@
 // protocol; lock.h: the rules Object Lock imposes).
 #include <string>
 
+#include "crypto/chunk_cipher.h"
 #include "common/log.h"
 #include "meta/keys.h"
 #include "object/engine.h"
@@ -79,18 +80,24 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenVersion(const std::strin
     if (!found) return Missing(kv_, bucket, key, version);
     auto reader = std::unique_ptr<ObjectReader>(new ObjectReader());
     reader->record_ = std::move(found->second);
+    reader->bucket_ = bucket;
+    reader->key_ = key;
     const ObjectRecord& rec = reader->record_;
     if (rec.is_inline || rec.delete_marker) return reader;
+    // Encrypted data files hold sealed chunks: their stored size is larger.
+    auto stored = [&](uint64_t plain) { return rec.sse.on() ? crypto::SealedSize(plain) : plain; };
     std::vector<uint64_t> sizes;
     std::vector<std::string> files;
     if (rec.parts.empty()) {
-      sizes.push_back(rec.size_bytes);
+      sizes.push_back(stored(rec.size_bytes));
       files.push_back(rec.file_id);
     } else {  // file_id, if set, is the manifest: no object bytes in it
       for (const PartRef& p : rec.parts) {
-        reader->part_starts_.push_back(sizes.empty() ? 0
-                                                     : reader->part_starts_.back() + sizes.back());
-        sizes.push_back(p.size_bytes);
+        reader->part_starts_.push_back(
+            reader->part_starts_.empty()
+                ? 0
+                : reader->part_starts_.back() + rec.parts[reader->part_starts_.size() - 1].size_bytes);
+        sizes.push_back(stored(p.size_bytes));
         files.push_back(p.file_id);
       }
     }

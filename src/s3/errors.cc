@@ -34,10 +34,14 @@ ErrorCode NotFoundCode(Detail what, ErrorCode fallback) {
     case Detail::kVersion: return ErrorCode::kNoSuchVersion;
     case Detail::kLockConfig: return ErrorCode::kObjectLockConfigurationNotFoundError;
     case Detail::kObjectLock: return ErrorCode::kNoSuchObjectLockConfiguration;
+    case Detail::kKmsKey: return ErrorCode::kKmsNotFound;
     case Detail::kNone:
     case Detail::kTrailer:
     case Detail::kLocked:
-    case Detail::kBucketState: break;
+    case Detail::kBucketState:
+    case Detail::kKmsDisabled:
+    case Detail::kKmsCiphertext:
+    case Detail::kSseKey: break;
   }
   return fallback;
 }
@@ -45,18 +49,34 @@ ErrorCode NotFoundCode(Detail what, ErrorCode fallback) {
 
 Error FromStatus(const Status& status, ErrorCode not_found) {
   switch (status.code()) {
-    case Code::kNotFound: return MakeError(NotFoundCode(status.detail(), not_found));
+    case Code::kNotFound:
+      if (status.detail() == Detail::kKmsKey) return MakeError(ErrorCode::kKmsNotFound, status.message());
+      return MakeError(NotFoundCode(status.detail(), not_found));
     case Code::kResourceExhausted: return MakeError(ErrorCode::kInsufficientStorage);
     case Code::kUnavailable: return MakeError(ErrorCode::kServiceUnavailable);
     case Code::kPreconditionFailed:
       if (status.detail() == Detail::kBucketState) {
         return MakeError(ErrorCode::kInvalidBucketState, status.message());
       }
+      if (status.detail() == Detail::kKmsDisabled) {
+        return MakeError(ErrorCode::kKmsDisabled, status.message());
+      }
+      if (status.detail() == Detail::kSseKey) {
+        return MakeError(ErrorCode::kInvalidRequest,
+                         "The object was stored using a form of Server Side Encryption. The "
+                         "correct parameters must be provided to retrieve the object.");
+      }
       return MakeError(ErrorCode::kPreconditionFailed);
     case Code::kPermissionDenied:
       if (status.detail() == Detail::kLocked) {
         return MakeError(ErrorCode::kAccessDenied,
                          "Access Denied because object protected by object lock.");
+      }
+      if (status.detail() == Detail::kSseKey) return MakeError(ErrorCode::kAccessDenied);
+      if (status.detail() == Detail::kKmsCiphertext) {
+        return MakeError(ErrorCode::kAccessDenied,
+                         "The object's data key does not open under its KMS key and encryption "
+                         "context.");
       }
       return MakeError(ErrorCode::kInternalError);  // the server's own files (EACCES)
     case Code::kInvalidArgument: return MakeError(ErrorCode::kInvalidArgument, status.message());

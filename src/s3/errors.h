@@ -123,7 +123,14 @@ namespace strata::s3 {
   X(kInvalidPolicyDocument, "InvalidPolicyDocument", 400,                                       \
     "The content of the form does not meet the conditions specified in the policy document.")  \
   X(kMaxPostPreDataLengthExceeded, "MaxPostPreDataLengthExceededError", 400,                    \
-    "Your POST request fields preceding the upload file were too large.")
+    "Your POST request fields preceding the upload file were too large.")                      \
+  X(kInvalidEncryptionAlgorithmError, "InvalidEncryptionAlgorithmError", 400,                   \
+    "The Encryption request you specified is not valid. Supported value: AES256.")             \
+  X(kKmsNotFound, "KMS.NotFoundException", 400, "Invalid keyId")                               \
+  X(kKmsDisabled, "KMS.DisabledException", 400, "The KMS key is disabled.")                    \
+  X(kServerSideEncryptionConfigurationNotFoundError,                                            \
+    "ServerSideEncryptionConfigurationNotFoundError", 404,                                      \
+    "The server side encryption configuration was not found")
 
 enum class ErrorCode {
 #define STRATA_S3_ENUM(e, code, status, msg) e,

@@ -71,16 +71,16 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 15> kUnimplementedSubresources = {
-    "accelerate", "analytics", "encryption", "intelligent-tiering", "inventory",
+constexpr std::array<std::string_view, 14> kUnimplementedSubresources = {
+    "accelerate", "analytics", "intelligent-tiering", "inventory",
     "lifecycle", "logging", "metrics", "notification", "replication", "requestPayment",
     "restore", "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 16> kServedSubresources = {
+constexpr std::array<std::string_view, 17> kServedSubresources = {
     "location",    "delete",     "uploads",    "tagging",           "attributes",
     "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
     "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
-    "publicAccessBlock"};
+    "publicAccessBlock", "encryption"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -135,6 +135,12 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       if (m == "PUT") return Op::kPutPublicAccessBlock;
       if (m == "GET") return Op::kGetPublicAccessBlock;
       if (m == "DELETE") return Op::kDeletePublicAccessBlock;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("encryption")) {
+      if (m == "PUT") return Op::kPutBucketEncryption;
+      if (m == "GET") return Op::kGetBucketEncryption;
+      if (m == "DELETE") return Op::kDeleteBucketEncryption;
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (r.Has("cors")) {

@@ -85,6 +85,9 @@ namespace strata::s3 {
   X(GetBucketOwnershipControls, "s3:GetBucketOwnershipControls", "") \
   X(PutBucketOwnershipControls, "s3:PutBucketOwnershipControls", "") \
   X(DeleteBucketOwnershipControls, "s3:PutBucketOwnershipControls", "") \
+  X(GetBucketEncryption, "s3:GetEncryptionConfiguration", "")  \
+  X(PutBucketEncryption, "s3:PutEncryptionConfiguration", "")  \
+  X(DeleteBucketEncryption, "s3:PutEncryptionConfiguration", "") \
   X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
   X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \
   X(DeletePublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \

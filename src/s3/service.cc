@@ -11,6 +11,7 @@
 #include "s3/bucket_configs.h"
 #include "s3/cors.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/sse.h"
 #include "s3/post_policy.h"
 
 namespace strata::s3 {
@@ -238,7 +239,7 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
   OpResult result;
   try {
     result = AuthorizeRequest(ctx);
-    if (!result) result = RefuseEncryptionHeaders(req.headers);
+    if (!result && !HandlesEncryptionHeaders(route.op)) result = RefuseEncryptionHeaders(req.headers);
     if (!result) result = Dispatch(ctx);
   } catch (const std::exception& e) {
     STRATA_LOG("operation threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());

@@ -274,6 +274,24 @@ std::optional<std::string> ParseOwnershipControls(std::string_view xml) {
   return std::string(rule.child_value("ObjectOwnership"));
 }
 
+std::optional<EncryptionXml> ParseEncryptionConfiguration(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("ServerSideEncryptionConfiguration");
+  if (!root) return std::nullopt;
+  pugi::xml_node rule = root.child("Rule");
+  if (!rule || rule.next_sibling("Rule")) return std::nullopt;
+  EncryptionXml out;
+  pugi::xml_node by_default = rule.child("ApplyServerSideEncryptionByDefault");
+  if (by_default) {
+    out.has_default = true;
+    out.algorithm = by_default.child_value("SSEAlgorithm");
+    if (pugi::xml_node k = by_default.child("KMSMasterKeyID")) out.kms_key_id = k.child_value();
+  }
+  out.bucket_key_enabled = rule.child_value("BucketKeyEnabled");
+  return out;
+}
+
 std::optional<std::map<std::string, bool>> ParsePublicAccessBlock(std::string_view xml) {
   pugi::xml_document doc;
   if (!Parse(xml, &doc)) return std::nullopt;

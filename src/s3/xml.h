@@ -101,6 +101,18 @@ std::optional<RetentionXml> ParseRetention(std::string_view xml);
 // <LegalHold><Status/></LegalHold>: the status text ("" if absent).
 std::optional<std::string> ParseLegalHold(std::string_view xml);
 
+// <ServerSideEncryptionConfiguration><Rule><ApplyServerSideEncryptionByDefault>
+// <SSEAlgorithm/><KMSMasterKeyID/></ApplyServerSideEncryptionByDefault>
+// <BucketKeyEnabled/></Rule></...>: texts as given ("" when absent).
+// nullopt on malformed XML or without exactly one Rule.
+struct EncryptionXml {
+  std::string algorithm;
+  std::optional<std::string> kms_key_id;
+  std::string bucket_key_enabled;
+  bool has_default = false;
+};
+std::optional<EncryptionXml> ParseEncryptionConfiguration(std::string_view xml);
+
 // <CreateBucketConfiguration><LocationConstraint/></...>; empty body ok.
 // nullopt on malformed XML; the region ("" if none given) otherwise.
 std::optional<std::string> ParseCreateBucketConfiguration(std::string_view xml);

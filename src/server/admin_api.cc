@@ -18,6 +18,9 @@ std::pair<int, std::string> ServerAdminApi::Handle(
   if (identities_) {
     if (auto r = HandleIamAction(*identities_, method, action, query, body)) return *r;
   }
+  if (kms_) {
+    if (auto r = HandleKmsAction(*kms_, method, action, query)) return *r;
+  }
   auto q = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : query) {
       if (k == name) return &v;

@@ -6,12 +6,14 @@
 //                                    the latest, a delete marker too), rebuild what is bad
 //   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
-// and the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*.
+// the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
+// and the key service's (kms_admin.cc): kms-*.
 #pragma once
 
 #include <optional>
 
 #include "auth/identities.h"
+#include "kms/key_service.h"
 #include "object/engine.h"
 #include "s3/admin_api.h"
 #include "storage/erasure_store.h"
@@ -23,8 +25,9 @@ class ServerAdminApi : public s3::AdminApi {
  public:
   // store/healer are null for a single-directory (plain) data store.
   ServerAdminApi(object::ObjectEngine* engine, storage::ErasureDataStore* store,
-                 storage::Healer* healer, auth::IdentityStore* identities)
-      : engine_(engine), store_(store), healer_(healer), identities_(identities) {}
+                 storage::Healer* healer, auth::IdentityStore* identities,
+                 kms::KeyService* kms = nullptr)
+      : engine_(engine), store_(store), healer_(healer), identities_(identities), kms_(kms) {}
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -42,6 +45,7 @@ class ServerAdminApi : public s3::AdminApi {
   storage::ErasureDataStore* store_;
   storage::Healer* healer_;
   auth::IdentityStore* identities_;
+  kms::KeyService* kms_;
 };
 
 // The identity actions (server/iam_admin.cc, docs/admin-api.md): users, keys,
@@ -49,5 +53,10 @@ class ServerAdminApi : public s3::AdminApi {
 std::optional<std::pair<int, std::string>> HandleIamAction(
     auth::IdentityStore& identities, const std::string& method, const std::string& action,
     const std::vector<std::pair<std::string, std::string>>& query, const std::string& body);
+
+// The key service's actions (server/kms_admin.cc, docs/admin-api.md).
+std::optional<std::pair<int, std::string>> HandleKmsAction(
+    kms::KeyService& kms, const std::string& method, const std::string& action,
+    const std::vector<std::pair<std::string, std::string>>& query);
 
 }  // namespace strata::server

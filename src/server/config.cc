@@ -59,6 +59,11 @@ void AddStorageOptions(CLI::App& app, Config& c) {
                  "file with the key (64 hex digits) sealing the users' secret keys "
                  "(default: DATA/iam.key, made on first start)")
       ->type_name("FILE");
+  app.add_option("--kms-key-file", c.kms_key_file,
+                 "file with the operator key (64 hex digits) sealing the key service's master "
+                 "keys, SSE-S3 and SSE-KMS (default: DATA/kms.key, made on first start; keep a "
+                 "copy off the box)")
+      ->type_name("FILE");
   app.add_option_function<std::string>(
          "--drives",
          [&c](const std::string& v) {
@@ -150,6 +155,9 @@ void AddServerOptions(CLI::App& app, Config& c) {
          "KV-cache listener address, or off (failing to listen on the default only logs)")
       ->type_name("HOST:PORT|off")
       ->default_str(c.kv_listen_host + ":" + std::to_string(c.kv_listen_port));
+  app.add_flag("--sse-c-over-http", c.sse_c_over_http,
+               "accept SSE-C (customer-provided) keys over plain HTTP; for tests only: AWS "
+               "refuses them without TLS");
   app.add_flag("--kv-tls", c.kv_tls,
                "the KV-cache listener speaks TLS only (TLS 1.2+), with --tls-cert and --tls-key");
   AddNumber(app, "--kv-workers", c.kv_workers, 1, 4096, "N", "KV request worker threads");
@@ -300,6 +308,22 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     v->add_option("--group", attach_group, "the group")->type_name("GROUP");
   }
 
+  CLI::App* kms = noun("kms", "the key service of SSE-S3 / SSE-KMS: create-key, list, show, "
+                             "rotate, disable, enable");
+  std::string kms_alias, kms_description;
+  CLI::App* create_key = verb(kms, "create-key", "a new KMS key (prints its id and ARN)", "POST",
+                              "kms-create-key", {});
+  create_key->add_option("--alias", kms_alias, "alias/NAME to name it by")->type_name("ALIAS");
+  create_key->add_option("--description", kms_description, "what it is for")->type_name("TEXT");
+  verb(kms, "list", "every key with its state and rotations", "GET", "kms-keys", {});
+  verb(kms, "show", "one key", "GET", "kms-key", {{"key", "key id, ARN or alias/NAME"}});
+  verb(kms, "rotate", "new key material; objects under the old stay readable", "POST",
+       "kms-rotate", {{"key", "key id, ARN or alias/NAME"}});
+  verb(kms, "disable", "refuse every use of the key: its objects become unreadable", "POST",
+       "kms-disable", {{"key", "key id, ARN or alias/NAME"}});
+  verb(kms, "enable", "allow a disabled key again", "POST", "kms-enable",
+       {{"key", "key id, ARN or alias/NAME"}});
+
   RebuildIndexCommand rebuild;
   CLI::App* rebuild_cmd = admin->add_subcommand(
       "rebuild-index", "recreate lost metadata from the drives (server stopped, DIR/meta absent)");
@@ -346,6 +370,10 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
       if (!attach_user.empty()) iam.query.emplace_back("user", attach_user);
       if (!attach_group.empty()) iam.query.emplace_back("group", attach_group);
     }
+    if (v.action == "kms-create-key") {
+      if (!kms_alias.empty()) iam.query.emplace_back("alias", kms_alias);
+      if (!kms_description.empty()) iam.query.emplace_back("description", kms_description);
+    }
     return Command(iam);
   }
   if (rebuild_cmd->parsed()) {
@@ -358,7 +386,8 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     return Command(rebuild);
   }
   if (admin->parsed())
-    return cli::Usage("admin needs a command: drives, heal, rebuild-index, user, key, group or policy",
+    return cli::Usage("admin needs a command: drives, heal, rebuild-index, user, key, group, "
+                      "policy or kms",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
 }
@@ -413,9 +442,14 @@ std::variant<RootCredentials, std::string> LoadRootCredentials(const std::string
   return c;
 }
 
-std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
-                                             const std::string& key_file) {
-  const std::string path = key_file.empty() ? data_dir + "/iam.key" : key_file;
+namespace {
+
+// A 32-byte key in a file of 64 hex digits: `key_file`, else DATA/`name`,
+// made (random, mode 0600, synced with its directory) when absent.
+std::variant<IamKey, std::string> LoadKeyFile(const std::string& data_dir,
+                                              const std::string& key_file,
+                                              const std::string& name, const std::string& what) {
+  const std::string path = key_file.empty() ? data_dir + "/" + name : key_file;
   std::ifstream in(path);
   if (in) {
     std::string hex;
@@ -424,7 +458,7 @@ std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
     if (!bytes || bytes->size() != 32) return path + ": must hold 64 hex digits (a 32-byte key)";
     return IamKey{*bytes, false};
   }
-  if (!key_file.empty()) return "cannot read the IAM key file " + path;
+  if (!key_file.empty()) return "cannot read the " + what + " file " + path;
   IamKey key{RandomBytes(32), true};
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return "cannot create " + path;
@@ -440,6 +474,18 @@ std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
   }
   if (!ok) return "cannot write " + path;
   return key;
+}
+
+}  // namespace
+
+std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
+                                             const std::string& key_file) {
+  return LoadKeyFile(data_dir, key_file, "iam.key", "IAM key");
+}
+
+std::variant<IamKey, std::string> LoadKmsKey(const std::string& data_dir,
+                                             const std::string& key_file) {
+  return LoadKeyFile(data_dir, key_file, "kms.key", "key service's operator key");
 }
 
 }  // namespace strata::server

@@ -57,6 +57,12 @@ struct Config {
   // The key that seals the identity store's secret keys (64 hex digits in a
   // file); empty: DATA/iam.key, made on first start (mode 0600).
   std::string iam_key_file;
+  // The operator key of the key service (SSE-S3, SSE-KMS): its master keys
+  // are sealed under it; empty: DATA/kms.key, made on first start (0600).
+  // Keep a copy off the box: without it encrypted objects cannot be read.
+  std::string kms_key_file;
+  // --sse-c-over-http: accept SSE-C keys on plain HTTP (tests; AWS refuses).
+  bool sse_c_over_http = false;
 };
 
 // Root secrets set by the operator are at least this long (the KV AUTH and
@@ -124,6 +130,9 @@ struct IamKey {
   bool generated = false;
 };
 std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
+                                             const std::string& key_file);
+// The key service's operator key, the same way: `key_file` or DATA/kms.key.
+std::variant<IamKey, std::string> LoadKmsKey(const std::string& data_dir,
                                              const std::string& key_file);
 
 }  // namespace strata::server

@@ -23,6 +23,7 @@
 #include "http/server.h"
 #include "io/dirs.h"
 #include "io/file_system.h"
+#include "kms/key_service.h"
 #include "kvcache/server.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
@@ -185,6 +186,24 @@ int RunServer(const Config& cfg) {
     return 1;
   }
 
+  auto kms_key = LoadKmsKey(cfg.data_dir, cfg.kms_key_file);
+  if (auto* err = std::get_if<std::string>(&kms_key)) {
+    std::fprintf(stderr, "strata: %s\n", err->c_str());
+    return 1;
+  }
+  auto kms = kms::KeyService::Open(st.kv.get(), std::get<IamKey>(kms_key).bytes, cfg.region,
+                                   (*identities)->account());
+  if (!kms.ok()) {
+    std::fprintf(stderr, "strata: cannot open the key service: %s\n",
+                 kms.status().ToString().c_str());
+    return 1;
+  }
+  if (std::get<IamKey>(kms_key).generated) {
+    STRATA_LOG("key service: made the operator key %s (keep a copy off the box: encrypted "
+               "objects are unreadable without it)",
+               (cfg.kms_key_file.empty() ? cfg.data_dir + "/kms.key" : cfg.kms_key_file).c_str());
+  }
+
   auto engine = object::ObjectEngine::Open(st.data, st.kv.get());
   if (!engine.ok()) {
     std::fprintf(stderr, "strata: cannot open object engine: %s\n",
@@ -203,7 +222,8 @@ int RunServer(const Config& cfg) {
                                                   cfg.checkpoint_interval_s);
     checkpointer->Start();
   }
-  ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get());
+  ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
+                       kms->get());
 
   s3::ServiceConfig scfg;
   scfg.region = cfg.region;
@@ -211,6 +231,8 @@ int RunServer(const Config& cfg) {
   scfg.sigv2 = cfg.sigv2;
   scfg.admin = &admin;
   scfg.identities = identities->get();
+  scfg.kms = kms->get();
+  scfg.sse_c_over_http = cfg.sse_c_over_http;
   auth::IdentityStore* ids = identities->get();
   auto secrets = [ids](std::string_view ak) { return ids->Secret(ak); };
   s3::Service service(engine->get(), scfg);

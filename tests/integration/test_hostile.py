@@ -25,7 +25,7 @@ from urllib.parse import quote
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rawhttp  # noqa: E402
-from harness import ACCESS_KEY, SECRET_KEY, Server, ServerTestCase, parse_error  # noqa: E402
+from harness import ACCESS_KEY, SECRET_KEY, Server, ServerTestCase, parse_error, signed_request  # noqa: E402
 from rawhttp import Conn  # noqa: E402
 
 
@@ -205,25 +205,34 @@ class HostileClientTest(ServerTestCase):
         signer.close()
 
     # ---- encryption must never be silently ignored -------------------------
-    def test_encryption_requests_are_refused_not_ignored(self):
+    def test_encryption_requests_are_honoured_or_refused_never_ignored(self):
+        # Honoured: what comes back says so.
+        self.s3.put_object(Bucket=self.bucket, Key="sse-s3", Body=b"secret", ServerSideEncryption="AES256")
+        self.assertEqual(self.s3.head_object(Bucket=self.bucket, Key="sse-s3")["ServerSideEncryption"], "AES256")
+        # Refused, nothing stored: an unknown KMS key, an algorithm strata lacks,
+        # an SSE-C key over plain HTTP (the server runs without --sse-c-over-http).
         cases = [
-            ("SSE-S3 PUT", dict(ServerSideEncryption="AES256")),
-            ("SSE-KMS PUT", dict(ServerSideEncryption="aws:kms", SSEKMSKeyId="k1")),
-            ("SSE-C PUT", dict(SSECustomerAlgorithm="AES256", SSECustomerKey="k" * 32)),
+            ("SSE-KMS unknown key", "KMS.NotFoundException", dict(ServerSideEncryption="aws:kms", SSEKMSKeyId="k1")),
+            ("DSSE-KMS", "InvalidArgument", dict(ServerSideEncryption="aws:kms:dsse")),
+            ("SSE-C over http", "InvalidRequest", dict(SSECustomerAlgorithm="AES256", SSECustomerKey="k" * 32)),
         ]
-        for what, extra in cases:
+        for what, code, extra in cases:
             key = f"sse-{uuid.uuid4().hex}"
-            self.assertS3Error(self.s3.put_object, "NotImplemented", 501, Bucket=self.bucket,
-                               Key=key, Body=b"secret", **extra)
+            self.assertS3Error(self.s3.put_object, code, 400, Bucket=self.bucket, Key=key, Body=b"secret", **extra)
             self.assertS3Error(self.s3.head_object, "404", 404, Bucket=self.bucket, Key=key)
-        self.assertS3Error(self.s3.create_multipart_upload, "NotImplemented", 501,
-                           Bucket=self.bucket, Key="mpu", ServerSideEncryption="AES256")
+        self.assertS3Error(self.s3.create_multipart_upload, "InvalidRequest", 400, Bucket=self.bucket,
+                           Key="mpu", SSECustomerAlgorithm="AES256", SSECustomerKey="k" * 32)
         self.s3.put_object(Bucket=self.bucket, Key="src", Body=b"s")
-        self.assertS3Error(self.s3.copy_object, "NotImplemented", 501, Bucket=self.bucket,
+        self.assertS3Error(self.s3.copy_object, "KMS.NotFoundException", 400, Bucket=self.bucket,
                            Key="dst", CopySource={"Bucket": self.bucket, "Key": "src"},
-                           ServerSideEncryption="AES256")
-        self.assertS3Error(self.s3.get_object, "NotImplemented", 501, Bucket=self.bucket,
+                           ServerSideEncryption="aws:kms", SSEKMSKeyId="k1")
+        self.assertS3Error(self.s3.get_object, "InvalidRequest", 400, Bucket=self.bucket,
                            Key="src", SSECustomerAlgorithm="AES256", SSECustomerKey="k" * 32)
+        # On an operation that does not apply them: refused, not ignored.
+        resp = signed_request(self.server, "DELETE", f"/{self.bucket}/src",
+                              headers={"x-amz-server-side-encryption": "AES256"})
+        self.assertEqual(resp.status, 400)
+        self.assertEqual(self.s3.get_object(Bucket=self.bucket, Key="src")["Body"].read(), b"s")
 
 
 class ConnectionLimitTest(unittest.TestCase):

@@ -7,6 +7,7 @@
 #include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
+#include "s3/ops/sse.h"
 #include "s3/ops/versioning.h"
 #include "s3/router.h"
 #include "s3/xml.h"
@@ -36,6 +37,14 @@ std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext&
                        "marker by version id.");
     }
     return MakeError(ErrorCode::kNoSuchKey);
+  }
+  // The source's key (x-amz-copy-source-server-side-encryption-customer-*
+  // for SSE-C) before its conditions are told.
+  auto data_key = SseForRead(ctx, rec.sse, /*copy_source=*/true);
+  if (auto* e = std::get_if<Error>(&data_key)) return *e;
+  if (rec.sse.on()) {
+    Status unlocked = (*reader)->Unlock(std::get<std::string>(data_key));
+    if (!unlocked.ok()) return FromStatus(unlocked);
   }
   if (auto e = CheckCopyConditions(ctx.http, rec)) return *e;
   auto b = ctx.engine.GetBucket(src.bucket);
@@ -109,8 +118,11 @@ OpResult CopyObject(OpContext& ctx) {
                      "copy source: 5368709120");
   }
   bool same = src.bucket == ctx.route.bucket && src.key == ctx.route.key && !src.version;
+  const bool changes_encryption =
+      ctx.http.Header("x-amz-server-side-encryption") != nullptr ||
+      ctx.http.Header("x-amz-server-side-encryption-customer-algorithm") != nullptr;
   if (same && !replace_meta && ctx.http.Header("x-amz-storage-class") == nullptr &&
-      ctx.http.Header("x-amz-checksum-algorithm") == nullptr) {
+      ctx.http.Header("x-amz-checksum-algorithm") == nullptr && !changes_encryption) {
     return MakeError(ErrorCode::kInvalidRequest,
                      "This copy request is illegal because it is trying to copy an object to "
                      "itself without changing the object's metadata, storage class, website "
@@ -134,6 +146,14 @@ OpResult CopyObject(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&acl)) return *e;
   options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
   options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
+  // An encrypted source is never copied into plaintext: without headers or a
+  // bucket default the copy gets SSE-S3 (AWS's baseline).
+  auto sse = SseForWrite(ctx, ctx.http, *dest_bucket,
+                         src_rec.sse.on() ? object::SseMode::kS3 : object::SseMode::kNone);
+  if (auto* e = std::get_if<Error>(&sse)) return *e;
+  SseWrite& enc = std::get<SseWrite>(sse);
+  options.sse = enc.sse;
+  options.data_key = enc.data_key;
   if (replace_tags) {
     options.tags.clear();
     if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {
@@ -166,6 +186,7 @@ OpResult CopyObject(OpContext& ctx) {
   auto rec = (*writer)->Commit(WriteConditions(ctx.http));
   if (!rec.ok()) return WriteConditionError(rec.status());
   if (NamesVersions(*dest_bucket)) response_headers.emplace_back("x-amz-version-id", rec->VersionId());
+  AddSseHeaders(rec->sse, enc.customer_key_md5, &response_headers);
   return SendCopyResult(ctx, "CopyObjectResult", rec->etag, rec->mtime_ns, rec->checksum_algorithm,
                         rec->checksum_value, response_headers);
 }
@@ -203,14 +224,18 @@ OpResult UploadPartCopy(OpContext& ctx) {
   if (!upload->checksum_algorithm.empty()) alg = ParseChecksumAlgorithm(upload->checksum_algorithm);
   http::Request no_headers;
   ChecksumCheck check = std::get<ChecksumCheck>(ChecksumCheck::FromRequest(no_headers, alg));
+  auto part_key = SseForPart(ctx, *upload);
+  if (auto* e = std::get_if<Error>(&part_key)) return *e;
+  const SseWrite& enc = std::get<SseWrite>(part_key);
   auto writer = ctx.engine.NewPartWriter(ctx.route.bucket, ctx.route.key, *upload_id,
-                                         static_cast<uint32_t>(std::stoul(*n)));
+                                         static_cast<uint32_t>(std::stoul(*n)), enc.data_key);
   if (!writer.ok()) return FromStatus(writer.status(), ErrorCode::kNoSuchUpload);
   if (auto e = CopyRange(*reader, first, length, **writer, check)) return *e;
   if (auto e = check.Finish(ctx)) return *e;
   if (alg) (*writer)->SetChecksum(upload->checksum_algorithm, check.value_base64(), "");
   auto rec = (*writer)->Commit();
   if (!rec.ok()) return FromStatus(rec.status(), ErrorCode::kNoSuchUpload);
+  AddSseHeaders(upload->sse, enc.customer_key_md5, &response_headers);
   return SendCopyResult(ctx, "CopyPartResult", rec->etag, rec->mtime_ns, upload->checksum_algorithm,
                         alg ? check.value_base64() : "", response_headers);
 }

@@ -4,6 +4,7 @@
 #include "common/time_util.h"
 #include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/sse.h"
 #include "s3/ops/versioning.h"
 #include "s3/xml.h"
 
@@ -113,7 +114,12 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&acl)) return *e;
   upload.object_owner = std::move(std::get<NewObjectAcl>(acl).owner);
   upload.acl = std::move(std::get<NewObjectAcl>(acl).acl);
-  auto id = ctx.engine.CreateUpload(ctx.route.bucket, ctx.route.key, upload);
+  auto sse = SseForWrite(ctx, ctx.http, *bucket);
+  if (auto* e = std::get_if<Error>(&sse)) return *e;
+  SseWrite& enc = std::get<SseWrite>(sse);
+  upload.sse = enc.sse;  // S3 / KMS: the upload's data key, wrapped; every part uses it
+  auto id = ctx.engine.CreateUpload(ctx.route.bucket, ctx.route.key, upload,
+                                    enc.sse.mode == object::SseMode::kCustomer ? enc.data_key : "");
   if (!id.ok()) return FromStatus(id.status(), ErrorCode::kNoSuchBucket);
   XmlWriter w;
   w.Open("InitiateMultipartUploadResult");
@@ -128,6 +134,7 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
     h.emplace_back("x-amz-checksum-algorithm", upload.checksum_algorithm);
     h.emplace_back("x-amz-checksum-type", upload.checksum_type);
   }
+  AddSseHeaders(upload.sse, enc.customer_key_md5, &h);
   if (ctx.out.Start(200, h, xml.size()).ok()) ctx.out.Write(xml).IgnoreError();
   return std::nullopt;
 }
@@ -154,8 +161,11 @@ OpResult UploadPart(OpContext& ctx, bool copy) {
                      "The upload was created with " + upload->checksum_algorithm +
                          "; parts must use the same checksum algorithm");
   }
+  auto part_key = SseForPart(ctx, *upload);
+  if (auto* e = std::get_if<Error>(&part_key)) return *e;
+  const SseWrite& enc = std::get<SseWrite>(part_key);
   auto writer = ctx.engine.NewPartWriter(ctx.route.bucket, ctx.route.key, UploadId(ctx.route),
-                                         std::get<uint32_t>(number));
+                                         std::get<uint32_t>(number), enc.data_key);
   if (!writer.ok()) {
     if (writer.status().code() == Code::kNotFound) return UploadNotFound(ctx);
     return FromStatus(writer.status());
@@ -172,6 +182,7 @@ OpResult UploadPart(OpContext& ctx, bool copy) {
   if (check.algorithm()) {
     h.emplace_back(std::string(ChecksumHeader(*check.algorithm())), check.value_base64());
   }
+  AddSseHeaders(upload->sse, enc.customer_key_md5, &h);
   return SendEmpty(ctx, 200, h);
 }
 
@@ -229,6 +240,7 @@ OpResult CompleteMultipartUpload(OpContext& ctx) {
   http::Headers h;
   auto bucket = ctx.engine.GetBucket(ctx.route.bucket);
   if (bucket.ok() && NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
+  if (rec->sse.mode != object::SseMode::kCustomer) AddSseHeaders(rec->sse, "", &h);
   return SendXml(ctx, w.Finish(), 200, h);
 }
 

@@ -6,6 +6,7 @@
 #include "common/time_util.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
+#include "s3/ops/sse.h"
 #include "s3/ops/versioning.h"
 
 namespace strata::s3 {
@@ -100,6 +101,16 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   const object::ObjectRecord& rec = (*reader)->record();
   if (rec.delete_marker) return DeleteMarkerError(rec, wanted.has_value());
+  if (auto e = RefuseSseHeaders(ctx.http)) return *e;
+  // The key before anything about the object is told (as AWS: a missing or
+  // wrong SSE-C key gets its error, not the object's headers).
+  std::string customer_key_md5;
+  auto data_key = SseForRead(ctx, rec.sse, /*copy_source=*/false, &customer_key_md5);
+  if (auto* e = std::get_if<Error>(&data_key)) return *e;
+  if (rec.sse.on()) {
+    Status unlocked = (*reader)->Unlock(std::get<std::string>(data_key));
+    if (!unlocked.ok()) return FromStatus(unlocked);
+  }
   http::Headers h = BaseHeaders(ctx);
   AddVersionHeadersOf(ctx, rec, &h);
   h.emplace_back("ETag", "\"" + rec.etag + "\"");
@@ -111,6 +122,7 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   h.emplace_back("Accept-Ranges", "bytes");
   AddObjectHeaders(ctx, rec, &h);
+  AddSseHeaders(rec.sse, customer_key_md5, &h);
   if (!rec.storage_class.empty()) h.emplace_back("x-amz-storage-class", rec.storage_class);
   if (!rec.tags.empty()) h.emplace_back("x-amz-tagging-count", std::to_string(rec.tags.size()));
 

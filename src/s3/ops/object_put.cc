@@ -4,6 +4,7 @@
 #include "common/encoding.h"
 #include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
+#include "s3/ops/sse.h"
 #include "s3/ops/versioning.h"
 
 namespace strata::s3 {
@@ -41,6 +42,11 @@ OpResult PutObject(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&acl)) return *e;
   options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
   options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
+  auto sse = SseForWrite(ctx, ctx.http, *bucket);
+  if (auto* e = std::get_if<Error>(&sse)) return *e;
+  SseWrite& enc = std::get<SseWrite>(sse);
+  options.sse = enc.sse;
+  options.data_key = std::move(enc.data_key);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, ctx.route.key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),
@@ -58,6 +64,7 @@ OpResult PutObject(OpContext& ctx) {
   if (!rec.ok()) return WriteConditionError(rec.status());
   http::Headers h = {{"ETag", "\"" + rec->etag + "\""}};
   AddChecksumHeaders(*rec, &h);
+  AddSseHeaders(rec->sse, enc.customer_key_md5, &h);
   if (NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
   return SendEmpty(ctx, 200, h);
 }

@@ -295,17 +295,15 @@ void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers)
   if (!rec.checksum_type.empty()) headers->emplace_back("x-amz-checksum-type", rec.checksum_type);
 }
 
-// Server-side encryption does not exist yet. A client that asks for it
-// (SSE-S3, SSE-KMS, SSE-C, or the SSE-C key of a copy source) must not get a
-// 200 and a plaintext object it believes encrypted: refuse instead.
+// Encryption headers on an operation that does not apply them (a DELETE, a
+// tagging call, ...): refused rather than ignored, so that no client believes
+// them obeyed. The operations that take them: s3/ops/sse.h.
 std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers) {
   for (const auto& [name, value] : headers) {
     if (name.starts_with("x-amz-server-side-encryption") ||
         name.starts_with("x-amz-copy-source-server-side-encryption")) {
-      return MakeError(ErrorCode::kNotImplemented,
-                          "Server-side encryption is not implemented yet: the request was "
-                          "refused rather than storing or serving the data unencrypted "
-                          "(header " + name + ").");
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "The header " + name + " is not supported for this operation.");
     }
   }
   return std::nullopt;

@@ -81,9 +81,8 @@ bool EtagMatches(const std::string& header, const std::string& etag);
 // Adds x-amz-checksum-<alg> (and -type) of `rec` to the headers.
 void AddChecksumHeaders(const object::ObjectRecord& rec, http::Headers* headers);
 
-// NotImplemented when a request (or a POST form, as headers) asks for
-// server-side encryption, which does not exist yet: never store plaintext
-// for a client that believes its data encrypted.
+// InvalidArgument for encryption headers on an operation that does not apply
+// them (s3/ops/sse.h HandlesEncryptionHeaders): refused, never ignored.
 std::optional<Error> RefuseEncryptionHeaders(const http::Headers& headers);
 // CreateBucket: the new bucket's object ownership (x-amz-object-ownership,
 // default BucketOwnerEnforced) and stored ACL for `owner`;

@@ -16,6 +16,10 @@
 #include "s3/errors.h"
 #include "s3/router.h"
 
+namespace strata::kms {
+class KeyService;
+}
+
 namespace strata::s3 {
 
 struct ServiceConfig {
@@ -31,6 +35,11 @@ struct ServiceConfig {
   auth::IdentityStore* identities = nullptr;
   // Set by Service: bucket policies and CORS rules, decoded (s3/bucket_configs.h).
   class BucketConfigs* bucket_configs = nullptr;
+  // The key service of SSE-S3 and SSE-KMS (null: encrypted writes and reads
+  // answer NotImplemented).
+  kms::KeyService* kms = nullptr;
+  // SSE-C keys accepted over plain HTTP (tests only; AWS requires HTTPS).
+  bool sse_c_over_http = false;
 };
 
 struct OpContext {

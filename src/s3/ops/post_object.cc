@@ -13,6 +13,7 @@
 #include "s3/ops/acl_request.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
+#include "s3/ops/sse.h"
 #include "s3/post_policy.h"
 #include "s3/xml.h"
 
@@ -197,7 +198,6 @@ OpResult PostObject(OpContext& ctx) {
     if (auto e = ValidateTags(*tags)) return e;
     options.tags = std::move(*tags);
   }
-  if (auto e = RefuseEncryptionHeaders(as_put.headers)) return e;
   auto headers = HeadersFromRequest(as_put);
   if (auto* e = std::get_if<Error>(&headers)) return *e;
   auto checksum = ChecksumCheck::FromRequest(as_put);
@@ -213,6 +213,12 @@ OpResult PostObject(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&acl)) return *e;
   options.owner = std::move(std::get<NewObjectAcl>(acl).owner);
   options.acl = std::move(std::get<NewObjectAcl>(acl).acl);
+  // x-amz-server-side-encryption* and the SSE-C fields, as PUT takes them.
+  auto sse = SseForWrite(ctx, as_put, *bucket);
+  if (auto* e = std::get_if<Error>(&sse)) return *e;
+  SseWrite& enc = std::get<SseWrite>(sse);
+  options.sse = enc.sse;
+  options.data_key = std::move(enc.data_key);
 
   auto writer = ctx.engine.NewWriter(ctx.route.bucket, key,
                                      std::move(std::get<object::ObjectHeaders>(headers)),
@@ -253,6 +259,7 @@ OpResult PostObject(OpContext& ctx) {
   std::string location = ObjectUrl(ctx, key);
   http::Headers h = {{"ETag", etag}, {"Location", location}};
   AddChecksumHeaders(*rec, &h);
+  AddSseHeaders(rec->sse, enc.customer_key_md5, &h);
   if (NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
 
   const std::string* redirect = Field(fields, "success_action_redirect");

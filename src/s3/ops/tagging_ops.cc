@@ -4,6 +4,7 @@
 #include "s3/access.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/versioning.h"
+#include "s3/ops/sse.h"
 #include "s3/xml.h"
 
 namespace strata::s3 {
@@ -139,6 +140,13 @@ OpResult GetObjectAttributes(OpContext& ctx) {
   auto found = RequestedVersion(ctx, &version);
   if (auto* e = std::get_if<Error>(&found)) return *e;
   const object::ObjectRecord* rec = &std::get<object::ObjectRecord>(found);
+  // An SSE-C version tells its attributes only to the holder of its key.
+  auto data_key = SseForRead(ctx, rec->sse, /*copy_source=*/false);
+  if (auto* e = std::get_if<Error>(&data_key)) return *e;
+  if (rec->sse.mode == object::SseMode::kCustomer &&
+      !object::CustomerKeyMatches(rec->sse, std::get<std::string>(data_key))) {
+    return MakeError(ErrorCode::kAccessDenied);
+  }
   XmlWriter w;
   w.Open("GetObjectAttributesResponse");
   if (has("ETag")) w.Element("ETag", rec->etag);

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace strata::auth {
+namespace strata::crypto {
 
 inline constexpr size_t kSecretBoxKeyBytes = 32;
 
@@ -19,4 +19,4 @@ std::string Seal(std::string_view key, std::string_view plaintext, std::string_v
 std::optional<std::string> Open(std::string_view key, std::string_view sealed,
                                 std::string_view aad);
 
-}  // namespace strata::auth
+}  // namespace strata::crypto

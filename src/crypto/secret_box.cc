@@ -1,4 +1,4 @@
-#include "auth/secret_box.h"
+#include "crypto/secret_box.h"
 
 #include <openssl/evp.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/hash.h"
 
-namespace strata::auth {
+namespace strata::crypto {
 
 namespace {
 
@@ -68,4 +68,4 @@ std::optional<std::string> Open(std::string_view key, std::string_view sealed,
   return plain;
 }
 
-}  // namespace strata::auth
+}  // namespace strata::crypto

@@ -1,0 +1,100 @@
+// The built-in key service (SSE-S3 and SSE-KMS, docs/encryption.md): master
+// keys that never leave it, data keys generated and wrapped under them.
+//
+// A master key is a list of 32-byte key materials (one per rotation; the
+// newest wraps, every one unwraps), each sealed at rest under the operator
+// key (crypto/secret_box.h) and stored in the metadata as JSON under
+// "K" + key id. Every key is held decoded in memory, so wrapping and
+// unwrapping take no metadata read. A wrapped data key names its master key
+// and material, and is bound to the encryption context it was made with.
+// Disabling a key makes every data key wrapped under it unopenable until it
+// is enabled again (crypto-erase by key, reversibly); the SSE-S3 key is the
+// store's own and cannot be disabled.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "meta/kv_store.h"
+
+namespace strata::kms {
+
+inline constexpr size_t kOperatorKeyBytes = 32;
+// The alias of the key SSE-S3 wraps under, and the AWS-managed key SSE-KMS
+// uses when the request names none (both created on first use).
+inline constexpr std::string_view kSseS3Alias = "alias/strata/sse-s3";
+inline constexpr std::string_view kDefaultKmsAlias = "alias/aws/s3";
+
+struct KeyInfo {
+  std::string id;   // a UUID
+  std::string arn;  // arn:aws:kms:<region>:<account>:key/<id>
+  std::string alias;  // "alias/..." or ""
+  std::string description;
+  bool enabled = true;
+  bool managed = false;  // created by strata (SSE-S3, aws/s3)
+  uint32_t materials = 1;  // 1 + rotations
+  int64_t created_ns = 0;
+  int64_t rotated_ns = 0;  // 0: never
+};
+
+struct DataKey {
+  std::string plaintext;  // 32 bytes
+  std::string wrapped;    // what to store
+  std::string key_arn;    // the master key's ARN
+};
+
+class KeyService {
+ public:
+  // `operator_key`: kOperatorKeyBytes. Loads every key (Corruption if one does
+  // not open under the operator key: the wrong key file).
+  static Result<std::unique_ptr<KeyService>> Open(meta::KvStore* kv, std::string operator_key,
+                                                  std::string region, std::string account);
+  ~KeyService();
+
+  // AlreadyExists if the alias is taken; InvalidArgument for a malformed one.
+  Result<KeyInfo> CreateKey(std::string alias, std::string description);
+  std::vector<KeyInfo> ListKeys() const;
+  // By id, ARN, "alias/name" or alias ARN. NotFound (kKmsKey) if none.
+  Result<KeyInfo> Describe(std::string_view ref) const;
+  // A new key material; data keys wrapped under older ones stay readable.
+  Result<KeyInfo> Rotate(std::string_view ref);
+  // PreconditionFailed for the SSE-S3 key.
+  Result<KeyInfo> SetEnabled(std::string_view ref, bool enabled);
+
+  // A fresh data key under `ref` ("" = kDefaultKmsAlias; kSseS3Alias for
+  // SSE-S3; the managed keys are created on first use). NotFound (kKmsKey),
+  // PreconditionFailed (kKmsDisabled).
+  Result<DataKey> GenerateDataKey(std::string_view ref, std::string_view context);
+  // The data key inside `wrapped`: NotFound (kKmsKey) if its master key is
+  // gone, PreconditionFailed (kKmsDisabled) if disabled, PermissionDenied
+  // (kKmsCiphertext) if it does not open (altered, another context).
+  Result<std::string> Decrypt(std::string_view wrapped, std::string_view context) const;
+  // The ARN of the master key a wrapped data key names ("" if unreadable).
+  static std::string KeyIdOf(std::string_view wrapped);
+
+ private:
+  struct Key;
+  KeyService(meta::KvStore* kv, std::string operator_key, std::string region, std::string account);
+  Status Load();
+  const Key* FindLocked(std::string_view ref) const;
+  Result<const Key*> EnsureManagedLocked(std::string_view alias);
+  Status StoreLocked(const Key& key);
+  Result<Key*> CreateLocked(std::string alias, std::string description, bool managed);
+  KeyInfo InfoOf(const Key& key) const;
+  std::string Arn(const std::string& id) const;
+
+  meta::KvStore* kv_;
+  std::string operator_key_;
+  std::string arn_prefix_;  // arn:aws:kms:<region>:<account>:
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::unique_ptr<Key>> keys_;  // by id
+  std::map<std::string, std::string> aliases_;         // alias -> id
+};
+
+}  // namespace strata::kms
