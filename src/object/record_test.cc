@@ -21,6 +21,62 @@ TEST(RecordTest, BucketRoundTripAndTrailingBytesAreRejected) {
   EXPECT_FALSE(DecodeBucketRecord(enc.substr(0, enc.size() - 1)));
 }
 
+TEST(RecordTest, EncryptionFieldsRoundTrip) {
+  ObjectRecord o;
+  o.size_bytes = 70000;
+  o.is_inline = false;
+  o.file_id = std::string(32, 'f');
+  o.sse.mode = SseMode::kKms;
+  o.sse.wrapped_key = std::string("\x01wrapped\0key", 13);
+  o.sse.key_arn = "arn:aws:kms:us-east-1:1:key/k";
+  o.sse.context = R"({"aws:s3:arn":"arn:aws:s3:::b/k"})";
+  o.sse.bucket_key = true;
+  o.sse.salt = std::string(16, 's');
+  auto back = DecodeObjectRecord(EncodeObjectRecord(o));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->sse, o.sse);
+  // Multipart: one salt per part.
+  o.parts = {{"p1", 5, "e1", "", std::string(16, '1')}, {"p2", 6, "e2", "", std::string(16, '2')}};
+  back = DecodeObjectRecord(EncodeObjectRecord(o));
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->parts.size(), 2u);
+  EXPECT_EQ(back->parts[1].salt, std::string(16, '2'));
+  // Inline data of an encrypted version is its sealed form: plaintext size + 16 per chunk.
+  ObjectRecord inl;
+  inl.size_bytes = 10;
+  inl.sse.mode = SseMode::kS3;
+  inl.inline_data = std::string(26, 'x');
+  EXPECT_TRUE(DecodeObjectRecord(EncodeObjectRecord(inl)));
+  inl.inline_data = std::string(10, 'x');
+  EXPECT_FALSE(DecodeObjectRecord(EncodeObjectRecord(inl)));
+  // Unknown modes are refused.
+  std::string enc = EncodeObjectRecord(ObjectRecord{});
+  enc.back() = 4;
+  EXPECT_FALSE(DecodeObjectRecord(enc));
+  UploadRecord u;
+  u.sse.mode = SseMode::kCustomer;
+  u.sse.key_digest = std::string(32, 'd');
+  u.sse.salt = std::string(16, 's');
+  auto ub = DecodeUploadRecord(EncodeUploadRecord(u));
+  ASSERT_TRUE(ub);
+  EXPECT_EQ(ub->sse, u.sse);
+  PartRecord p{1, "e", 2, "f", "", std::string(16, 'p')};
+  auto pb = DecodePartRecord(EncodePartRecord(p));
+  ASSERT_TRUE(pb);
+  EXPECT_EQ(pb->salt, p.salt);
+  BucketRecord b;
+  b.default_sse = SseMode::kKms;
+  b.default_kms_key = "alias/team";
+  b.default_bucket_key = true;
+  auto bb = DecodeBucketRecord(EncodeBucketRecord(b));
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->default_sse, SseMode::kKms);
+  EXPECT_EQ(bb->default_kms_key, "alias/team");
+  EXPECT_TRUE(bb->default_bucket_key);
+  b.default_sse = SseMode::kCustomer;  // no bucket default
+  EXPECT_FALSE(DecodeBucketRecord(EncodeBucketRecord(b)));
+}
+
 TEST(RecordTest, EveryDecoderRejectsTrailingBytes) {
   ObjectRecord o;
   o.size_bytes = 2;
@@ -70,8 +126,9 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   old.size_bytes = 1;
   old.inline_data = "x";
   std::string enc = EncodeObjectRecord(old);
-  // drop owner and ACL (format 5, empty: 1 byte each), mode, until (varint 0), hold
-  std::string v3 = enc.substr(0, enc.size() - 5);
+  // drop the encryption (format 6, none: 1 byte), owner and ACL (format 5,
+  // empty: 1 byte each), mode, until (varint 0), hold
+  std::string v3 = enc.substr(0, enc.size() - 6);
   v3[0] = 3;
   back = DecodeObjectRecord(v3);
   ASSERT_TRUE(back);
@@ -104,8 +161,9 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   bb = DecodeBucketRecord(v4);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->public_access_block, 0x85);
-  // Format 5 appends the ownership byte and the ACL (1 byte when empty).
-  std::string bucket_v3 = v4.substr(0, v4.size() - 5 - b.policy.size() - b.cors.size());
+  // Format 5 appends the ownership byte and the ACL (1 byte when empty),
+  // format 6 the default encryption (3 bytes when none).
+  std::string bucket_v3 = v4.substr(0, v4.size() - 8 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
@@ -120,7 +178,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->ownership, Ownership::kObjectWriter);
   EXPECT_EQ(bb->acl, b.acl);
   std::string bad_ownership = EncodeBucketRecord(b);
-  bad_ownership[bad_ownership.size() - 1 - b.acl.size() - 1] = 7;
+  // ownership | len | acl | the default encryption (3 bytes when none)
+  bad_ownership[bad_ownership.size() - 3 - b.acl.size() - 2] = 7;
   EXPECT_FALSE(DecodeBucketRecord(bad_ownership));
 
   UploadRecord u;

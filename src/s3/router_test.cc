@@ -125,7 +125,6 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("GET", "/bucket?encryption")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("PUT", "/bucket?lifecycle")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("DELETE", "/bucket?versioning")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("DELETE", "/bucket/k?retention")), ErrorCode::kMethodNotAllowed);
@@ -175,7 +174,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 56u);
+  EXPECT_EQ(ops.size(), 59u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -203,6 +202,16 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(CopySourceAction(Op::kPutObject), "");
   EXPECT_EQ(RequiredAction(Op::kGetBucketPolicyStatus), "s3:GetBucketPolicyStatus");
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketPolicy), "s3:DeleteBucketPolicy");
+  EXPECT_EQ(RequiredAction(Op::kGetBucketEncryption), "s3:GetEncryptionConfiguration");
+  EXPECT_EQ(RequiredAction(Op::kPutBucketEncryption), "s3:PutEncryptionConfiguration");
+  EXPECT_EQ(RequiredAction(Op::kDeleteBucketEncryption), "s3:PutEncryptionConfiguration");
+}
+
+TEST(Router, BucketEncryptionRoutes) {
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?encryption")).op, Op::kPutBucketEncryption);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?encryption")).op, Op::kGetBucketEncryption);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?encryption")).op, Op::kDeleteBucketEncryption);
+  EXPECT_EQ(Err(Req("POST", "/bucket?encryption")), ErrorCode::kMethodNotAllowed);
 }
 
 TEST(Router, BucketPolicyRoutes) {

@@ -326,7 +326,8 @@ TEST(CommandLine, UsageErrors) {
   EXPECT_CONTAINS(refused({}).message, "missing command");
   EXPECT_EQ(refused({}).exit_code(), 2);
   EXPECT_CONTAINS(refused({"serve"}).message, "serve");
-  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group or policy");
+  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group, policy or kms");
+  EXPECT_EQ(refused({"admin", "kms", "rotate"}).exit_code(), 2);  // needs the key
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p"}).message, "--user or --group");
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p", "--user", "u", "--group", "g"}).message,
                   "--user or --group");
@@ -343,6 +344,25 @@ TEST(CommandLine, UsageErrors) {
     want = {{"group", "readers"}, {"user", "bob"}};
     EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).query, want);
     EXPECT_CONTAINS(refused({"admin", "user"}).message, "subcommand");
+    // The key service's verbs: create-key with its optional alias and description.
+    parsed = ParseCommandLine({"admin", "kms", "create-key", "--alias", "alias/a", "--description", "d"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    const auto& create = std::get<AdminIamCommand>(std::get<Command>(parsed));
+    EXPECT_EQ(create.action, "kms-create-key");
+    want = {{"alias", "alias/a"}, {"description", "d"}};
+    EXPECT_EQ(create.query, want);
+    parsed = ParseCommandLine({"admin", "kms", "disable", "alias/a"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    want = {{"key", "alias/a"}};
+    EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).query, want);
+    EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).method, "POST");
+  }
+  {
+    auto parsed = ParseCommandLine({"server", "--sse-c-over-http", "--kms-key-file", "/k"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    const Config& c = std::get<ServerCommand>(std::get<Command>(parsed)).config;
+    EXPECT_TRUE(c.sse_c_over_http);
+    EXPECT_EQ(c.kms_key_file, "/k");
   }
   EXPECT_CONTAINS(refused({"admin", "scrub"}).message, "scrub");
   // TLS: the certificate pair serves --listen-tls and --kv-tls; each needs the pair.

@@ -2,6 +2,7 @@
 // applies to writes that name no encryption (s3/ops/sse.cc).
 #include "kms/key_service.h"
 #include "s3/ops/object_write.h"
+#include "s3/router.h"
 #include "s3/xml.h"
 
 namespace strata::s3 {
@@ -32,6 +33,10 @@ OpResult PutBucketEncryption(OpContext& ctx) {
   auto body = ReadSmallBody(ctx, 64 * 1024);
   if (auto* e = std::get_if<Error>(&body)) return *e;
   if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body), /*required=*/false)) return *e;
+  if (IsReservedBucketName(ctx.route.bucket)) {
+    return MakeError(ErrorCode::kInvalidBucketState,
+                     "KV-cache buckets cannot have default encryption (not yet supported)");
+  }
   auto conf = ParseEncryptionConfiguration(std::get<std::string>(body));
   if (!conf || !conf->has_default) return MakeError(ErrorCode::kMalformedXML);
   object::SseMode mode;

@@ -187,6 +187,9 @@ OpResult UploadPart(OpContext& ctx, bool copy) {
 }
 
 OpResult CompleteMultipartUpload(OpContext& ctx) {
+  // The upload's encryption applies; SSE-C headers are accepted (AWS wants
+  // them with checksums), x-amz-server-side-encryption is not.
+  if (auto e = RefuseSseHeaders(ctx.http)) return *e;
   auto body = ReadSmallBody(ctx, 4 << 20);
   if (auto* e = std::get_if<Error>(&body)) return *e;
   auto parsed = ParseCompleteMultipartUpload(std::get<std::string>(body));
@@ -252,6 +255,7 @@ OpResult AbortMultipartUpload(OpContext& ctx) {
 }
 
 OpResult ListParts(OpContext& ctx) {
+  if (auto e = RefuseSseHeaders(ctx.http)) return *e;
   auto upload = ctx.engine.GetUpload(ctx.route.bucket, ctx.route.key, UploadId(ctx.route));
   if (!upload.ok()) {
     if (upload.status().code() == Code::kNotFound) return UploadNotFound(ctx);

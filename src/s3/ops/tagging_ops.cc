@@ -141,6 +141,7 @@ OpResult GetObjectAttributes(OpContext& ctx) {
   if (auto* e = std::get_if<Error>(&found)) return *e;
   const object::ObjectRecord* rec = &std::get<object::ObjectRecord>(found);
   // An SSE-C version tells its attributes only to the holder of its key.
+  if (auto e = RefuseSseHeaders(ctx.http)) return *e;
   auto data_key = SseForRead(ctx, rec->sse, /*copy_source=*/false);
   if (auto* e = std::get_if<Error>(&data_key)) return *e;
   if (rec->sse.mode == object::SseMode::kCustomer &&
