@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/hash.h"
+#include "crypto/evp_ciphers.h"
 
 namespace strata::crypto {
 
@@ -44,26 +45,41 @@ std::string CustomerKeyDigest(std::string_view salt, std::string_view key) {
 ChunkCipher::ChunkCipher(std::string_view data_key, std::string_view salt, std::string identity)
     : aad_(std::move(identity)) {
   if (data_key.size() != kDataKeyBytes || salt.size() != kSaltBytes) std::abort();
-  std::string msg = "strata-sse-file-v1";
-  msg.append(salt);
-  Sha256Digest k = HmacSha256(data_key, msg);
-  std::memcpy(key_, k.data(), sizeof key_);
-  OPENSSL_cleanse(k.data(), k.size());
+  // The file key: AES-256 under the data key as a PRF over two blocks made
+  // of the salt and a counter (NIST SP 800-108 counter mode with a block
+  // cipher). Cheaper than an HMAC by an order of magnitude, which matters on
+  // every small GET.
+  unsigned char in[32];
+  for (int i = 0; i < 2; ++i) {
+    std::memcpy(in + 16 * i, salt.data(), 16);
+    in[16 * i] ^= static_cast<unsigned char>(i + 1);
+  }
+  EVP_CIPHER_CTX* ecb = EVP_CIPHER_CTX_new();
+  int n = 0;
+  const bool ok = ecb &&
+                  EVP_EncryptInit_ex(ecb, detail::Aes256Ecb(), nullptr, U(data_key.data()), nullptr) == 1 &&
+                  EVP_CIPHER_CTX_set_padding(ecb, 0) == 1 &&
+                  EVP_EncryptUpdate(ecb, key_, &n, in, sizeof in) == 1 && n == 32;
+  EVP_CIPHER_CTX_free(ecb);
+  if (!ok) std::abort();  // out of memory or a broken OpenSSL
   identity_bytes_ = aad_.size();
   aad_.resize(identity_bytes_ + 9);
-  seal_ = EVP_CIPHER_CTX_new();
-  open_ = EVP_CIPHER_CTX_new();
-  if (!seal_ || !open_ ||
-      EVP_EncryptInit_ex(seal_, EVP_aes_256_gcm(), nullptr, key_, nullptr) != 1 ||
-      EVP_DecryptInit_ex(open_, EVP_aes_256_gcm(), nullptr, key_, nullptr) != 1) {
-    std::abort();  // out of memory or a broken OpenSSL
-  }
 }
 
 ChunkCipher::~ChunkCipher() {
   OPENSSL_cleanse(key_, sizeof key_);
   EVP_CIPHER_CTX_free(seal_);
   EVP_CIPHER_CTX_free(open_);
+}
+
+EVP_CIPHER_CTX* ChunkCipher::Context(bool seal) {
+  EVP_CIPHER_CTX*& ctx = seal ? seal_ : open_;
+  if (ctx) return ctx;
+  ctx = EVP_CIPHER_CTX_new();
+  const bool ok = ctx && (seal ? EVP_EncryptInit_ex(ctx, detail::Aes256Gcm(), nullptr, key_, nullptr)
+                               : EVP_DecryptInit_ex(ctx, detail::Aes256Gcm(), nullptr, key_, nullptr)) == 1;
+  if (!ok) std::abort();  // out of memory or a broken OpenSSL
+  return ctx;
 }
 
 void ChunkCipher::Aad(uint64_t index, bool last) {
@@ -78,12 +94,13 @@ void ChunkCipher::Seal(uint64_t index, bool last, std::string_view plain, char* 
   Aad(index, last);
   int n = 0, tail = 0;
   const int len = static_cast<int>(plain.size());
+  EVP_CIPHER_CTX* ctx = Context(true);
   bool ok = plain.size() <= kChunkBytes &&
-            EVP_EncryptInit_ex(seal_, nullptr, nullptr, nullptr, nonce) == 1 &&
-            EVP_EncryptUpdate(seal_, nullptr, &n, U(aad_.data()), static_cast<int>(aad_.size())) == 1 &&
-            EVP_EncryptUpdate(seal_, U(out), &n, U(plain.data()), len) == 1 &&
-            EVP_EncryptFinal_ex(seal_, U(out) + n, &tail) == 1 &&
-            EVP_CIPHER_CTX_ctrl(seal_, EVP_CTRL_GCM_GET_TAG, kTagBytes, out + plain.size()) == 1;
+            EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce) == 1 &&
+            EVP_EncryptUpdate(ctx, nullptr, &n, U(aad_.data()), static_cast<int>(aad_.size())) == 1 &&
+            EVP_EncryptUpdate(ctx, U(out), &n, U(plain.data()), len) == 1 &&
+            EVP_EncryptFinal_ex(ctx, U(out) + n, &tail) == 1 &&
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, out + plain.size()) == 1;
   if (!ok) std::abort();  // only a caller's oversized chunk or a broken OpenSSL
 }
 
@@ -96,11 +113,12 @@ bool ChunkCipher::Open(uint64_t index, bool last, std::string_view sealed, char*
   unsigned char tag[kTagBytes];
   std::memcpy(tag, sealed.data() + body, kTagBytes);
   int n = 0, tail = 0;
-  bool ok = EVP_DecryptInit_ex(open_, nullptr, nullptr, nullptr, nonce) == 1 &&
-            EVP_DecryptUpdate(open_, nullptr, &n, U(aad_.data()), static_cast<int>(aad_.size())) == 1 &&
-            EVP_DecryptUpdate(open_, U(out), &n, U(sealed.data()), static_cast<int>(body)) == 1 &&
-            EVP_CIPHER_CTX_ctrl(open_, EVP_CTRL_GCM_SET_TAG, kTagBytes, tag) == 1 &&
-            EVP_DecryptFinal_ex(open_, U(out) + n, &tail) == 1;
+  EVP_CIPHER_CTX* ctx = Context(false);
+  bool ok = EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce) == 1 &&
+            EVP_DecryptUpdate(ctx, nullptr, &n, U(aad_.data()), static_cast<int>(aad_.size())) == 1 &&
+            EVP_DecryptUpdate(ctx, U(out), &n, U(sealed.data()), static_cast<int>(body)) == 1 &&
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, tag) == 1 &&
+            EVP_DecryptFinal_ex(ctx, U(out) + n, &tail) == 1;
   if (!ok) std::memset(out, 0, body);  // nothing unverified leaves
   return ok;
 }

@@ -4,7 +4,9 @@
 // opens only the chunks it touches and any changed, swapped, reordered or
 // dropped chunk fails to open.
 //
-//   file key  = HMAC-SHA256(data key, "strata-sse-file-v1" | salt)
+//   file key  = AES-256-ECB(data key, salt ^ 0x01..) | AES-256-ECB(data key, salt ^ 0x02..)
+//               (two blocks of AES as a PRF under the data key, on the
+//               random salt with a block counter in its first byte)
 //   nonce     = 0x00000000 | chunk index (64-bit big endian)
 //   AAD       = identity | chunk index (64-bit BE) | last-chunk flag (1 byte)
 //   chunk     = ciphertext | 16-byte tag
@@ -62,6 +64,8 @@ class ChunkCipher {
 
  private:
   void Aad(uint64_t index, bool last);
+  // The contexts are made on first use: a reader only opens, a writer only seals.
+  EVP_CIPHER_CTX* Context(bool seal);
   unsigned char key_[32];
   std::string aad_;  // identity | index | last
   size_t identity_bytes_;

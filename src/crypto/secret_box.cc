@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "common/hash.h"
+#include "crypto/evp_ciphers.h"
 
 namespace strata::crypto {
 
@@ -33,7 +34,7 @@ std::string Seal(std::string_view key, std::string_view plaintext, std::string_v
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   int n = 0, tail = 0;
   bool ok = ctx && key.size() == kSecretBoxKeyBytes &&
-            EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, U(key), U(nonce)) == 1 &&
+            EVP_EncryptInit_ex(ctx.get(), detail::Aes256Gcm(), nullptr, U(key), U(nonce)) == 1 &&
             EVP_EncryptUpdate(ctx.get(), nullptr, &n, U(aad), static_cast<int>(aad.size())) == 1 &&
             EVP_EncryptUpdate(ctx.get(), body, &n, U(plaintext),
                               static_cast<int>(plaintext.size())) == 1 &&
@@ -57,7 +58,7 @@ std::optional<std::string> Open(std::string_view key, std::string_view sealed,
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   int n = 0, tail = 0;
   bool ok = ctx &&
-            EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, U(key), U(nonce)) == 1 &&
+            EVP_DecryptInit_ex(ctx.get(), detail::Aes256Gcm(), nullptr, U(key), U(nonce)) == 1 &&
             EVP_DecryptUpdate(ctx.get(), nullptr, &n, U(aad), static_cast<int>(aad.size())) == 1 &&
             EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(plain.data()), &n,
                               U(body), static_cast<int>(body.size())) == 1 &&

@@ -77,7 +77,16 @@ KeyService::KeyService(meta::KvStore* kv, std::string operator_key, std::string 
       operator_key_(std::move(operator_key)),
       arn_prefix_("arn:aws:kms:" + region + ":" + account + ":") {}
 
-KeyService::~KeyService() { OPENSSL_cleanse(operator_key_.data(), operator_key_.size()); }
+KeyService::~KeyService() {
+  OPENSSL_cleanse(operator_key_.data(), operator_key_.size());
+  ForgetDataKeys();
+}
+
+void KeyService::ForgetDataKeys() const {
+  std::lock_guard lock(cache_mu_);
+  for (auto& [blob, key] : opened_) OPENSSL_cleanse(key.data(), key.size());
+  opened_.clear();
+}
 
 Result<std::unique_ptr<KeyService>> KeyService::Open(meta::KvStore* kv, std::string operator_key,
                                                      std::string region, std::string account) {
@@ -319,12 +328,28 @@ Result<std::string> KeyService::Decrypt(std::string_view wrapped, std::string_vi
     return Status(Code::kPermissionDenied, "the wrapped data key names no material of its key",
                   Detail::kKmsCiphertext);
   }
+  std::string cache_key(wrapped);
+  cache_key.push_back('\0');
+  cache_key.append(context);
+  {
+    std::lock_guard cache_lock(cache_mu_);
+    if (auto hit = opened_.find(cache_key); hit != opened_.end()) return hit->second;
+  }
   auto plain = crypto::Open(k.materials[index], sealed,
                             WrapAad(k.id, static_cast<uint32_t>(index), context));
   if (!plain) {
     return Status(Code::kPermissionDenied,
                   "the data key does not open under its key and encryption context",
                   Detail::kKmsCiphertext);
+  }
+  lock.unlock();
+  {
+    std::lock_guard cache_lock(cache_mu_);
+    if (opened_.size() >= kCachedDataKeys) {
+      for (auto& [blob, key] : opened_) OPENSSL_cleanse(key.data(), key.size());
+      opened_.clear();
+    }
+    opened_.emplace(std::move(cache_key), *plain);
   }
   return std::move(*plain);
 }

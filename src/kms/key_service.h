@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +90,15 @@ class KeyService {
   Result<Key*> CreateLocked(std::string alias, std::string description, bool managed);
   KeyInfo InfoOf(const Key& key) const;
   std::string Arn(const std::string& id) const;
+
+  // Data keys opened recently (wrapped blob | context -> data key), so that a
+  // small GET does not unwrap its key again; consulted only after the master
+  // key was found enabled, so disabling takes effect at once. Bounded: emptied
+  // (and wiped) when full.
+  static constexpr size_t kCachedDataKeys = 4096;
+  void ForgetDataKeys() const;
+  mutable std::mutex cache_mu_;
+  mutable std::unordered_map<std::string, std::string> opened_;  // guarded by cache_mu_
 
   meta::KvStore* kv_;
   std::string operator_key_;

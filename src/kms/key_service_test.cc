@@ -89,6 +89,7 @@ TEST_F(KeyServiceTest, DisabledKeyRefusesUntilEnabled) {
   ASSERT_TRUE(key.ok());
   auto dk = s->GenerateDataKey(key->id, "");
   ASSERT_TRUE(dk.ok());
+  ASSERT_TRUE(s->Decrypt(dk->wrapped, "").ok());  // opened once: in the cache of data keys
   ASSERT_TRUE(s->SetEnabled(key->id, false).ok());
   EXPECT_EQ(s->Decrypt(dk->wrapped, "").status().detail(), Detail::kKmsDisabled);
   EXPECT_EQ(s->GenerateDataKey(key->id, "").status().detail(), Detail::kKmsDisabled);

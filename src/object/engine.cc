@@ -302,34 +302,39 @@ Result<size_t> ObjectReader::ReadSealed(size_t i, uint64_t size, uint64_t offset
   const uint64_t plain_end = std::min(size, (last + 1) * kChunkBytes);
   const uint64_t sealed_at = first * crypto::kSealedChunkBytes;
   const size_t sealed_len = (plain_end - first * kChunkBytes) + (last - first + 1) * kTagBytes;
-  sealed_buf_.resize(sealed_len);
+  const char* sealed_bytes;
   if (record_.is_inline) {
     if (sealed_at + sealed_len > record_.inline_data.size()) return Corruption("inline data short");
-    std::memcpy(sealed_buf_.data(), record_.inline_data.data() + sealed_at, sealed_len);
+    sealed_bytes = record_.inline_data.data() + sealed_at;
   } else {
+    if (sealed_capacity_ < sealed_len) {
+      sealed_buf_.reset(new char[sealed_len]);
+      sealed_capacity_ = sealed_len;
+    }
     for (size_t got = 0; got < sealed_len;) {
-      ASSIGN_OR_RETURN(size_t r, files_[i]->ReadAt(sealed_at + got, sealed_buf_.data() + got,
+      ASSIGN_OR_RETURN(size_t r, files_[i]->ReadAt(sealed_at + got, sealed_buf_.get() + got,
                                                    sealed_len - got));
       if (r == 0) return Corruption("encrypted data ended early");
       got += r;
     }
+    sealed_bytes = sealed_buf_.get();
   }
   const uint64_t want_end = std::min<uint64_t>(offset + n, plain_end);
   size_t pos = 0;  // in sealed_buf_
   for (uint64_t c = first; c <= last; ++c) {
     const uint64_t chunk_at = c * kChunkBytes;
     const size_t chunk_len = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, size - chunk_at));
-    std::string_view sealed(sealed_buf_.data() + pos, chunk_len + kTagBytes);
+    std::string_view sealed(sealed_bytes + pos, chunk_len + kTagBytes);
     pos += chunk_len + kTagBytes;
     const uint64_t from = std::max(offset, chunk_at), to = std::min(want_end, chunk_at + chunk_len);
     char* dest = buf + (from - offset);
     const bool whole = from == chunk_at && to == chunk_at + chunk_len;
-    if (!whole) plain_buf_.resize(kChunkBytes);
-    if (!ciphers_[i]->Open(c, c == last_chunk, sealed, whole ? dest : plain_buf_.data())) {
+    if (!whole && !plain_buf_) plain_buf_.reset(new char[kChunkBytes]);
+    if (!ciphers_[i]->Open(c, c == last_chunk, sealed, whole ? dest : plain_buf_.get())) {
       return Corruption("encrypted chunk " + std::to_string(c) + " of " + bucket_ + "/" + key_ +
                         " does not authenticate (altered, moved or cut)");
     }
-    if (!whole) std::memcpy(dest, plain_buf_.data() + (from - chunk_at), to - from);
+    if (!whole) std::memcpy(dest, plain_buf_.get() + (from - chunk_at), to - from);
   }
   return static_cast<size_t>(want_end - offset);
 }

@@ -157,7 +157,10 @@ class ObjectReader {
   mutable std::vector<std::unique_ptr<storage::DataReader>> files_;  // one, or one per part
   std::vector<uint64_t> part_starts_;                     // offset of each part
   mutable std::vector<std::unique_ptr<crypto::ChunkCipher>> ciphers_;  // per data file, once unlocked
-  mutable std::string sealed_buf_, plain_buf_;
+  // Sealed bytes read from a data file (inline data is opened in place) and
+  // one chunk of plaintext for partial chunks; not zero-filled.
+  mutable std::unique_ptr<char[]> sealed_buf_, plain_buf_;
+  mutable size_t sealed_capacity_ = 0;
 };
 
 // Multipart uploads.
