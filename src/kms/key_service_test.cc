@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "common/hash.h"
 #include "meta/kv_store.h"
 
@@ -113,6 +117,49 @@ TEST_F(KeyServiceTest, ManagedKeysAreCreatedOnFirstUseAndSseS3CannotBeDisabled) 
   EXPECT_TRUE(s->Describe(kSseS3Alias)->managed);
   EXPECT_EQ(s->SetEnabled(kSseS3Alias, false).status().code(), Code::kPreconditionFailed);
   EXPECT_EQ(s->GenerateDataKey("", "")->key_arn, kms_default->key_arn);  // not a second one
+}
+
+// Requests wrap and unwrap while the operator rotates and disables: every
+// unwrap either returns the key it wrapped or says the key is disabled.
+TEST_F(KeyServiceTest, ConcurrentUseRotationAndDisabling) {
+  auto s = OpenService();
+  auto key = s->CreateKey("alias/busy", "");
+  ASSERT_TRUE(key.ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0}, opened{0};
+  std::vector<std::thread> users;
+  for (int t = 0; t < 4; ++t) {
+    users.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        auto dk = s->GenerateDataKey(i % 2 ? key->id : std::string(kSseS3Alias), std::to_string(t));
+        if (!dk.ok()) {
+          if (dk.status().detail() != Detail::kKmsDisabled) ++wrong;
+          continue;
+        }
+        for (int again = 0; again < 2; ++again) {  // the second from the cache
+          auto back = s->Decrypt(dk->wrapped, std::to_string(t));
+          if (back.ok()) {
+            if (*back != dk->plaintext) ++wrong;
+            ++opened;
+          } else if (back.status().detail() != Detail::kKmsDisabled) {
+            ++wrong;
+          }
+        }
+      }
+    });
+  }
+  std::thread op([&] {
+    for (int i = 0; i < 20 && !stop; ++i) {
+      EXPECT_TRUE(s->Rotate(key->id).ok());
+      EXPECT_TRUE(s->SetEnabled(key->id, i % 2 == 0).ok());
+      (void)s->ListKeys();
+    }
+  });
+  for (auto& u : users) u.join();
+  stop = true;
+  op.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(opened.load(), 0);
 }
 
 }  // namespace
