@@ -4,13 +4,22 @@
 
 namespace strata::server {
 
-namespace {
-
-std::pair<int, std::string> JsonError(int status, std::string_view message) {
+std::pair<int, std::string> AdminError(int status, std::string_view message) {
   return {status, admin::Encode(admin::ErrorReply{std::string(message)})};
 }
 
-}  // namespace
+std::pair<int, std::string> AdminErrorFrom(const Status& s) {
+  int status = 500;
+  switch (s.code()) {
+    case Code::kInvalidArgument: status = 400; break;
+    case Code::kNotFound: status = 404; break;
+    case Code::kAlreadyExists:
+    case Code::kPreconditionFailed: status = 409; break;
+    default: break;
+  }
+  return AdminError(status, s.message());
+}
+
 
 std::pair<int, std::string> ServerAdminApi::Handle(
     const std::string& method, const std::string& action,
@@ -32,20 +41,20 @@ std::pair<int, std::string> ServerAdminApi::Handle(
   if (action == "heal-object" && method == "POST") {
     const std::string* bucket = q("bucket");
     const std::string* key = q("key");
-    if (!bucket || !key) return JsonError(400, "heal-object needs bucket and key");
+    if (!bucket || !key) return AdminError(400, "heal-object needs bucket and key");
     object::Version version;
     if (const std::string* v = q("versionId")) {
       version = object::ParseVersionId(*v);
-      if (!version) return JsonError(400, "heal-object: invalid versionId " + *v);
+      if (!version) return AdminError(400, "heal-object: invalid versionId " + *v);
     }
     return HealObject(*bucket, *key, version);
   }
   if (action == "heal-bucket" && method == "POST") {
     const std::string* bucket = q("bucket");
-    if (!bucket) return JsonError(400, "heal-bucket needs bucket");
+    if (!bucket) return AdminError(400, "heal-bucket needs bucket");
     return HealBucket(*bucket);
   }
-  return JsonError(404, "unknown admin action " + method + " " + action);
+  return AdminError(404, "unknown admin action " + method + " " + action);
 }
 
 std::pair<int, std::string> ServerAdminApi::Drives() {
@@ -69,7 +78,7 @@ std::pair<int, std::string> ServerAdminApi::HealObject(const std::string& bucket
   // Any version, delete markers included (a marker is a piece on the drives too).
   auto rec = engine_->HeadVersion(bucket, key, version);
   if (!rec.ok()) {
-    return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
+    return AdminError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
   }
   admin::HealReply reply;
   if (store_) {
@@ -90,7 +99,7 @@ std::pair<int, std::string> ServerAdminApi::HealObject(const std::string& bucket
 std::pair<int, std::string> ServerAdminApi::HealBucket(const std::string& bucket) {
   auto rec = engine_->GetBucket(bucket);
   if (!rec.ok()) {
-    return JsonError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
+    return AdminError(rec.status().code() == Code::kNotFound ? 404 : 500, rec.status().ToString());
   }
   admin::HealReply reply;
   if (store_) {

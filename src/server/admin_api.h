@@ -48,6 +48,12 @@ class ServerAdminApi : public s3::AdminApi {
   kms::KeyService* kms_;
 };
 
+// The admin API's error document {"error": message} with `status`, and the
+// one for a Status of the identity or key service (400 InvalidArgument, 404
+// NotFound, 409 AlreadyExists / PreconditionFailed, else 500).
+std::pair<int, std::string> AdminError(int status, std::string_view message);
+std::pair<int, std::string> AdminErrorFrom(const Status& s);
+
 // The identity actions (server/iam_admin.cc, docs/admin-api.md): users, keys,
 // groups, policies. nullopt when `action` is not one of them.
 std::optional<std::pair<int, std::string>> HandleIamAction(

@@ -16,21 +16,8 @@ namespace {
 using nlohmann::json;
 using Reply = std::pair<int, std::string>;
 
-Reply Error(int status, std::string_view message) {
-  return {status, json{{"error", std::string(message)}}.dump()};
-}
-
-Reply FromStatus(const Status& s) {
-  int status = 500;
-  switch (s.code()) {
-    case Code::kInvalidArgument: status = 400; break;
-    case Code::kNotFound: status = 404; break;
-    case Code::kAlreadyExists:
-    case Code::kPreconditionFailed: status = 409; break;
-    default: break;
-  }
-  return Error(status, s.message());
-}
+Reply Error(int status, std::string_view message) { return AdminError(status, message); }
+Reply FromStatus(const Status& s) { return AdminErrorFrom(s); }
 
 json KeyJson(const kms::KeyInfo& k) {
   return {{"key_id", k.id},

@@ -364,6 +364,66 @@ class SseCTest(EncryptionCase):
         self.assertNotEqual(r.returncode, 0)
 
 
+class PostAndPolicyTest(EncryptionCase):
+    def test_post_object_with_sse_and_sse_c_fields(self):
+        from test_post_object import multipart
+        import http.client
+        from urllib.parse import urlsplit
+        signer = self.server.boto3_client(signature_version="s3v4")
+
+        def post(key, fields):
+            presigned = signer.generate_presigned_post(
+                Bucket=self.bucket, Key=key, Fields=fields,
+                Conditions=[{k: v} for k, v in fields.items()], ExpiresIn=600)
+            ct, body = multipart(list(presigned["fields"].items()), marked(3 * CHUNK))
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+            try:
+                conn.request("POST", urlsplit(presigned["url"]).path, body=body,
+                             headers={"Content-Type": ct})
+                r = conn.getresponse()
+                return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+            finally:
+                conn.close()
+        st, headers, body = post("post-s3", {"x-amz-server-side-encryption": "AES256"})
+        self.assertEqual(st, 204, body)
+        self.assertEqual(headers.get("x-amz-server-side-encryption"), "AES256")
+        self.assertEqual(self.s3.head_object(Bucket=self.bucket, Key="post-s3")["ServerSideEncryption"], "AES256")
+        fields = {"x-amz-server-side-encryption-customer-algorithm": "AES256",
+                  "x-amz-server-side-encryption-customer-key": base64.b64encode(self.key_c).decode(),
+                  "x-amz-server-side-encryption-customer-key-MD5": ssec(self.key_c)["SSECustomerKeyMD5"]}
+        st, headers, body = post("post-c", fields)
+        self.assertEqual(st, 204, body)
+        got = self.s3.get_object(Bucket=self.bucket, Key="post-c", **ssec(self.key_c))["Body"].read()
+        self.assertEqual(got, marked(3 * CHUNK))
+        st, _, body = post("post-bad", {"x-amz-server-side-encryption": "AES512"})
+        self.assertEqual(st, 400, body)
+        signer.close()
+
+    def test_bucket_policy_requiring_encryption(self):
+        from harness import make_user
+        bucket = unique_name("sse-policy")
+        self.s3.create_bucket(Bucket=bucket)
+        user = make_user(self.server, unique_name("writer"), policy=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+        self.s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Sid": "RequireSse", "Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+                           "Resource": f"arn:aws:s3:::{bucket}/*",
+                           "Condition": {"StringNotEquals": {"s3:x-amz-server-side-encryption": "AES256"}}}]}))
+        writer = self.server.boto3_client(access_key=user["ak"], secret_key=user["sk"])
+        from botocore.exceptions import ClientError
+        with self.assertRaises(ClientError) as cm:
+            writer.put_object(Bucket=bucket, Key="plain", Body=b"x")
+        self.assertEqual(code_of(cm.exception), ("AccessDenied", 403))
+        with self.assertRaises(ClientError) as cm:
+            writer.put_object(Bucket=bucket, Key="kms", Body=b"x", ServerSideEncryption="aws:kms")
+        self.assertEqual(code_of(cm.exception), ("AccessDenied", 403))
+        r = writer.put_object(Bucket=bucket, Key="s3", Body=b"x", ServerSideEncryption="AES256")
+        self.assertEqual(r["ServerSideEncryption"], "AES256")
+        writer.close()
+
+
 class AtRestTest(unittest.TestCase):
     def test_no_plaintext_under_the_data_dir_and_tampering_fails(self):
         server = Server(extra_args=["--sse-c-over-http"]).start()
