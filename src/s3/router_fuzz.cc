@@ -36,6 +36,7 @@ bool IsBucketOp(Op op) {
     case Op::kGetBucketOwnershipControls: case Op::kPutBucketOwnershipControls:
     case Op::kDeleteBucketOwnershipControls: case Op::kGetPublicAccessBlock:
     case Op::kPutPublicAccessBlock: case Op::kDeletePublicAccessBlock:
+    case Op::kGetBucketEncryption: case Op::kPutBucketEncryption: case Op::kDeleteBucketEncryption:
       return true;
     default:
       return false;
