@@ -4,6 +4,7 @@
 
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "object/read_ahead.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
 #include "s3/ops/sse.h"
@@ -183,20 +184,22 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   if (!ctx.out.Start(status, h, length, !head).ok() || head || length == 0) return std::nullopt;
   if (!ctx.out.Write(std::string_view(buf.get(), first_n)).ok()) return std::nullopt;
-  uint64_t offset = first + first_n, end = first + length;
-  while (offset < end) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(kGetBufferBytes, end - offset));
-    auto n = (*reader)->ReadAt(offset, buf.get(), want);
-    if (!n.ok() || *n == 0) {
+  // The rest is read (and, encrypted, decrypted) one piece ahead on a
+  // helper thread while this one sends (object/read_ahead.h).
+  const uint64_t offset = first + first_n, end = first + length;
+  if (offset >= end) return std::nullopt;
+  object::ReadAhead ahead(**reader, offset, end);
+  while (true) {
+    auto piece = ahead.Next();
+    if (!piece.ok()) {
       // Headers are gone already: the only honest signal left is to cut the
       // connection, so the client sees a short body and retries.
       ctx.out.CloseAfterResponse();
       return std::nullopt;
     }
-    if (!ctx.out.Write(std::string_view(buf.get(), *n)).ok()) return std::nullopt;
-    offset += *n;
+    if (piece->empty()) return std::nullopt;
+    if (!ctx.out.Write(*piece).ok()) return std::nullopt;
   }
-  return std::nullopt;
 }
 
 }  // namespace strata::s3
