@@ -69,7 +69,7 @@ tsan)
   # see scripts/tsan.supp). The whole suite is '*-All/KvStoreTest.Concurrent*/rocksdb'.
   tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
   tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
-  tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*"
+  tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*:ReadAheadTest.*:HashTest.*"
   tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
   # halt_on_error: the first race fails the run (exit 66) with its report.
   TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \

@@ -9,6 +9,7 @@
 #include "io/mem_fs.h"
 #include "meta/keys.h"
 #include "object/engine.h"
+#include "object/plain_engine_test_util.h"
 #include "storage/plain_store.h"
 
 namespace strata::object {
@@ -24,19 +25,9 @@ std::string Marked(size_t n) {
   return s;
 }
 
-class EncryptionTest : public ::testing::Test {
+class EncryptionTest : public PlainEngineTest {
  protected:
-  void SetUp() override {
-    mem_ = io::NewMemFileSystem();
-    kv_ = meta::NewMemStore();
-    auto store = storage::OpenPlainDataStore(mem_.get(), "/data");
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(store).value();
-    auto e = ObjectEngine::Open(store_.get(), kv_.get());
-    ASSERT_TRUE(e.ok());
-    engine_ = std::move(e).value();
-    ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
-  }
+
   WriteOptions Sse(SseMode mode, const std::string& key) {
     WriteOptions o;
     o.sse.mode = mode;
@@ -99,10 +90,6 @@ class EncryptionTest : public ::testing::Test {
     ASSERT_TRUE((*w)->Close().ok());
   }
 
-  std::unique_ptr<io::MemFileSystem> mem_;
-  std::unique_ptr<meta::KvStore> kv_;
-  std::unique_ptr<storage::DataStore> store_;
-  std::unique_ptr<ObjectEngine> engine_;
   const std::string key_ = RandomBytes(32);
 };
 

@@ -5,22 +5,15 @@
 #include "io/mem_fs.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
+#include "object/plain_engine_test_util.h"
 #include "storage/plain_store.h"
 
 namespace strata::object {
 namespace {
 
-class ReadAheadTest : public ::testing::Test {
+class ReadAheadTest : public PlainEngineTest {
  protected:
-  void SetUp() override {
-    auto store = storage::OpenPlainDataStore(mem_.get(), "/data");
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(store).value();
-    auto e = ObjectEngine::Open(store_.get(), kv_.get());
-    ASSERT_TRUE(e.ok());
-    engine_ = std::move(e).value();
-    ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
-  }
+
   std::string Put(const std::string& key, size_t n, WriteOptions o = {}) {
     std::string data(n, '\0');
     for (size_t i = 0; i < n; ++i) data[i] = static_cast<char>((i * 7919) >> 5);
@@ -42,10 +35,6 @@ class ReadAheadTest : public ::testing::Test {
       out.append(*piece);
     }
   }
-  std::unique_ptr<io::MemFileSystem> mem_ = io::NewMemFileSystem();
-  std::unique_ptr<meta::KvStore> kv_ = meta::NewMemStore();
-  std::unique_ptr<storage::DataStore> store_;
-  std::unique_ptr<ObjectEngine> engine_;
 };
 
 TEST_F(ReadAheadTest, ReturnsTheRangeInOrderPlainAndEncrypted) {

@@ -14,25 +14,16 @@
 #include "io/mem_fs.h"
 #include "meta/keys.h"
 #include "object/engine.h"
+#include "object/plain_engine_test_util.h"
 #include "object/lock.h"
 #include "storage/plain_store.h"
 
 namespace strata::object {
 namespace {
 
-class VersionsTest : public ::testing::Test {
+class VersionsTest : public PlainEngineTest {
  protected:
-  void SetUp() override {
-    mem_ = io::NewMemFileSystem();
-    kv_ = meta::NewMemStore();
-    auto store = storage::OpenPlainDataStore(mem_.get(), "/data");
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(store).value();
-    auto e = ObjectEngine::Open(store_.get(), kv_.get());
-    ASSERT_TRUE(e.ok());
-    engine_ = std::move(e).value();
-    ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
-  }
+
   ObjectRecord Put(const std::string& key, const std::string& data, WriteOptions o = {}) {
     auto w = engine_->NewWriter("b", key, {}, std::move(o));
     EXPECT_TRUE(w.ok()) << w.status().ToString();
@@ -70,11 +61,6 @@ class VersionsTest : public ::testing::Test {
     return out;
   }
   void Enable() { ASSERT_TRUE(engine_->SetBucketVersioning("b", Versioning::kEnabled).ok()); }
-
-  std::unique_ptr<io::FileSystem> mem_;
-  std::unique_ptr<meta::KvStore> kv_;
-  std::unique_ptr<storage::DataStore> store_;
-  std::unique_ptr<ObjectEngine> engine_;
 };
 
 TEST_F(VersionsTest, NullVersionsReplaceEachOtherAndVersionsAccumulate) {
