@@ -66,8 +66,11 @@ class PoolEngineTest : public ::testing::Test {
     auto rec = engine_->CompleteUpload("b", key, upload, parts, &problem);
     ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   }
-  Result<std::string> Get(const std::string& bucket, const std::string& key) {
+  // `data_key`: an encrypted version's (ObjectReader::Unlock).
+  Result<std::string> Get(const std::string& bucket, const std::string& key,
+                          std::string_view data_key = {}) {
     ASSIGN_OR_RETURN(auto r, engine_->OpenObject(bucket, key));
+    if (!data_key.empty()) RETURN_IF_ERROR(r->Unlock(data_key));
     std::string out(r->record().size_bytes, '\0');
     for (size_t off = 0; off < out.size();) {
       ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, out.size() - off));

@@ -436,17 +436,8 @@ TEST_F(RebuildTest, EncryptedVersionsComeBackReadable) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ExpectSameSnapshot(before, Records(kv_.get()));
   Open();
-  auto read = [&](const std::string& key, const std::string& dk) -> Result<std::string> {
-    ASSIGN_OR_RETURN(auto r, engine_->OpenObject("enc", key));
-    RETURN_IF_ERROR(r->Unlock(dk));
-    std::string out(r->record().size_bytes, '\0');
-    for (size_t off = 0; off < out.size();) {
-      ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, out.size() - off));
-      if (n == 0) return Corruption("short read");
-      off += n;
-    }
-    return out;
-  };
+  auto read = [&](const std::string& key, const std::string& dk) { return Get("enc", key, dk); };
+
   auto got = read("s3", data_key);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == Body(200000, 's'));

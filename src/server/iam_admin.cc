@@ -23,9 +23,6 @@ namespace {
 using nlohmann::json;
 using Reply = std::pair<int, std::string>;
 
-Reply Error(int status, std::string_view message) { return AdminError(status, message); }
-Reply FromStatus(const Status& s) { return AdminErrorFrom(s); }
-
 Reply Ok(const json& j) { return {200, j.dump()}; }
 
 std::string Time(int64_t ns) { return FormatIso8601(ns); }
@@ -64,16 +61,16 @@ std::optional<Reply> HandleIamAction(
     return {};
   };
   auto need = [&](std::string_view name) -> std::optional<Reply> {
-    if (q(name).empty()) return Error(400, action + " needs " + std::string(name) + "=");
+    if (q(name).empty()) return AdminError(400, action + " needs " + std::string(name) + "=");
     return std::nullopt;
   };
   auto done = [&](const Status& s) -> Reply {
-    if (!s.ok()) return FromStatus(s);
+    if (!s.ok()) return AdminErrorFrom(s);
     return Ok(json{{"done", action}});
   };
   const bool get = method == "GET", post = method == "POST", put = method == "PUT";
   auto wrong_method = [&](std::string_view want) {
-    return Error(405, action + " takes " + std::string(want) + ", not " + method);
+    return AdminError(405, action + " takes " + std::string(want) + ", not " + method);
   };
 
   // Users.
@@ -87,7 +84,7 @@ std::optional<Reply> HandleIamAction(
     if (!get) return wrong_method("GET");
     if (auto e = need("name")) return e;
     auto u = ids.GetUser(q("name"));
-    if (!u.ok()) return FromStatus(u.status());
+    if (!u.ok()) return AdminErrorFrom(u.status());
     return Ok(UserJson(*u));
   }
   if (action.starts_with("user-")) {
@@ -96,7 +93,7 @@ std::optional<Reply> HandleIamAction(
     const std::string name = q("name");
     if (action == "user-create") {
       auto u = ids.CreateUser(name);
-      if (!u.ok()) return FromStatus(u.status());
+      if (!u.ok()) return AdminErrorFrom(u.status());
       return Ok(UserJson(*u));
     }
     if (action == "user-delete") return done(ids.DeleteUser(name));
@@ -109,7 +106,7 @@ std::optional<Reply> HandleIamAction(
     if (!post) return wrong_method("POST");
     if (auto e = need("user")) return e;
     auto k = ids.CreateKey(q("user"));
-    if (!k.ok()) return FromStatus(k.status());
+    if (!k.ok()) return AdminErrorFrom(k.status());
     return Ok(json{{"user", q("user")}, {"access_key", k->id}, {"secret_key", k->secret}});
   }
   if (action == "key-enable" || action == "key-disable" || action == "key-delete") {
@@ -130,7 +127,7 @@ std::optional<Reply> HandleIamAction(
     if (auto e = need("name")) return e;
     if (action == "group-delete") return done(ids.DeleteGroup(q("name")));
     auto g = ids.CreateGroup(q("name"));
-    if (!g.ok()) return FromStatus(g.status());
+    if (!g.ok()) return AdminErrorFrom(g.status());
     return Ok(GroupJson(*g));
   }
   if (action == "group-add" || action == "group-remove") {
@@ -151,12 +148,12 @@ std::optional<Reply> HandleIamAction(
     if (auto e = need("name")) return e;
     if (get) {
       auto p = ids.GetPolicy(q("name"));
-      if (!p.ok()) return FromStatus(p.status());
+      if (!p.ok()) return AdminErrorFrom(p.status());
       return Ok(PolicyJson(*p, true));
     }
     if (!put) return wrong_method("GET or PUT");
     auto p = ids.PutPolicy(q("name"), body);
-    if (!p.ok()) return FromStatus(p.status());
+    if (!p.ok()) return AdminErrorFrom(p.status());
     return Ok(PolicyJson(*p, true));
   }
   if (action == "policy-delete") {
@@ -168,7 +165,7 @@ std::optional<Reply> HandleIamAction(
     if (!post) return wrong_method("POST");
     if (auto e = need("name")) return e;
     const bool user = !q("user").empty(), group = !q("group").empty();
-    if (user == group) return Error(400, action + " needs exactly one of user= or group=");
+    if (user == group) return AdminError(400, action + " needs exactly one of user= or group=");
     const std::string kind = user ? "user" : "group";
     const std::string target = user ? q("user") : q("group");
     if (action == "policy-attach") return done(ids.AttachPolicy(q("name"), kind, target));

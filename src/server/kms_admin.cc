@@ -16,9 +16,6 @@ namespace {
 using nlohmann::json;
 using Reply = std::pair<int, std::string>;
 
-Reply Error(int status, std::string_view message) { return AdminError(status, message); }
-Reply FromStatus(const Status& s) { return AdminErrorFrom(s); }
-
 json KeyJson(const kms::KeyInfo& k) {
   return {{"key_id", k.id},
           {"arn", k.arn},
@@ -32,7 +29,7 @@ json KeyJson(const kms::KeyInfo& k) {
 }
 
 Reply Key(const Result<kms::KeyInfo>& r) {
-  if (!r.ok()) return FromStatus(r.status());
+  if (!r.ok()) return AdminErrorFrom(r.status());
   return {200, KeyJson(*r).dump()};
 }
 
@@ -49,7 +46,7 @@ std::optional<Reply> HandleKmsAction(kms::KeyService& kms, const std::string& me
     return {};
   };
   const bool get = action == "kms-keys" || action == "kms-key";
-  if (method != (get ? "GET" : "POST")) return Error(405, action + " takes " + (get ? "GET" : "POST"));
+  if (method != (get ? "GET" : "POST")) return AdminError(405, action + " takes " + (get ? "GET" : "POST"));
   if (action == "kms-keys") {
     json keys = json::array();
     for (const kms::KeyInfo& k : kms.ListKeys()) keys.push_back(KeyJson(k));
@@ -57,12 +54,12 @@ std::optional<Reply> HandleKmsAction(kms::KeyService& kms, const std::string& me
   }
   if (action == "kms-create-key") return Key(kms.CreateKey(q("alias"), q("description")));
   const std::string key = q("key");
-  if (key.empty()) return Error(400, action + " needs key=");
+  if (key.empty()) return AdminError(400, action + " needs key=");
   if (action == "kms-key") return Key(kms.Describe(key));
   if (action == "kms-rotate") return Key(kms.Rotate(key));
   if (action == "kms-disable") return Key(kms.SetEnabled(key, false));
   if (action == "kms-enable") return Key(kms.SetEnabled(key, true));
-  return Error(404, "unknown admin action " + method + " " + action);
+  return AdminError(404, "unknown admin action " + method + " " + action);
 }
 
 }  // namespace strata::server

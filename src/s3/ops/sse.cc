@@ -31,11 +31,20 @@ std::variant<std::optional<CustomerKey>, Error> CustomerKeyFrom(const OpContext&
                                                                 const http::Request& req,
                                                                 bool copy_source,
                                                                 bool md5_required) {
-  const std::string prefix = copy_source ? "x-amz-copy-source-server-side-encryption-customer-"
-                                         : "x-amz-server-side-encryption-customer-";
-  const std::string* algorithm = req.Header(prefix + "algorithm");
-  const std::string* key = req.Header(prefix + "key");
-  const std::string* md5 = req.Header(prefix + "key-md5");
+  // Looked for on every GET and PUT: the names are constants, not built.
+  struct Names {
+    std::string_view algorithm, key, md5;
+  };
+  static constexpr Names kOwn{"x-amz-server-side-encryption-customer-algorithm",
+                              "x-amz-server-side-encryption-customer-key",
+                              "x-amz-server-side-encryption-customer-key-md5"};
+  static constexpr Names kSource{"x-amz-copy-source-server-side-encryption-customer-algorithm",
+                                 "x-amz-copy-source-server-side-encryption-customer-key",
+                                 "x-amz-copy-source-server-side-encryption-customer-key-md5"};
+  const Names& names = copy_source ? kSource : kOwn;
+  const std::string* algorithm = req.Header(names.algorithm);
+  const std::string* key = req.Header(names.key);
+  const std::string* md5 = req.Header(names.md5);
   if (!algorithm && !key && !md5) return std::optional<CustomerKey>();
   if (!algorithm) {
     return Invalid("Requests specifying Server Side Encryption with Customer provided keys must "
