@@ -159,6 +159,17 @@ kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, s3::BucketC
 }
 
 int RunServer(const Config& cfg) {
+  // Block the stop signals before the first thread starts (RocksDB's, the healer's, the
+  // listeners'): every thread inherits the mask, so a SIGTERM is never delivered to a thread
+  // that dies of it with the banner unflushed and the engine not stopped; main waits for the
+  // signals below, once the server is up (one that came during start-up waits until then).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // reloads the TLS certificate
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
   RestrictFileModes(cfg);
   RaiseDescriptorLimit();
   auto opened = OpenStorage(cfg, true);
@@ -236,15 +247,6 @@ int RunServer(const Config& cfg) {
   auth::IdentityStore* ids = identities->get();
   auto secrets = [ids](std::string_view ak) { return ids->Secret(ak); };
   s3::Service service(engine->get(), scfg);
-
-  // Block the stop signals in every thread; main waits for them below.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);  // reloads the TLS certificate
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 
   http::ServerOptions opts;
   opts.host = cfg.listen_host;

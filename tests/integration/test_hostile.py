@@ -11,6 +11,7 @@ Run: STRATA_BIN=build/strata /usr/bin/python3 -m unittest tests/integration/test
 """
 import os
 import resource
+import signal
 import socket
 import stat
 import subprocess
@@ -350,6 +351,37 @@ class DataDirectoryTest(unittest.TestCase):
             self.assertIn(secret, outputs[0])
             self.assertNotIn(secret, outputs[1])
             self.assertPrivate(data)
+        finally:
+            subprocess.run(["rm", "-rf", data])
+
+    def test_stop_signal_during_start_up_is_a_clean_shutdown(self):
+        # A SIGTERM that comes while the server starts (here: as soon as it has more than one
+        # thread, RocksDB's among them) must not kill it on some thread that never blocked the
+        # signal: the server finishes starting, prints its whole banner (the generated secret
+        # with it, which would otherwise be lost for good) and shuts down with status 0.
+        data = tempfile.mkdtemp(prefix="strata-sig-")
+        bin_ = os.environ.get("STRATA_BIN", "build/strata")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("STRATA_ROOT_USER", "STRATA_ROOT_PASSWORD")}
+        try:
+            p = subprocess.Popen([bin_, "server", "--listen", f"127.0.0.1:{rawhttp_free_port()}",
+                                  "--data", data, "--kv-listen", "off"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            deadline = time.time() + 30
+            while time.time() < deadline and p.poll() is None:
+                try:
+                    if len(os.listdir(f"/proc/{p.pid}/task")) > 1:
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.001)
+            p.send_signal(signal.SIGTERM)
+            out, _ = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 0, out)
+            self.assertIn("shutting down", out)
+            with open(os.path.join(data, "root-credentials")) as f:
+                secret = f.read().splitlines()[1]
+            self.assertIn(secret, out)
         finally:
             subprocess.run(["rm", "-rf", data])
 
