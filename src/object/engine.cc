@@ -163,7 +163,7 @@ Status ObjectWriter::Store(std::string_view data) {
   if (!file_ && !upload_id_.empty()) RETURN_IF_ERROR(SpillToFile());  // parts always get a file
   if (!file_) {
     buffer_.append(data);
-    if (buffer_.size() <= engine_->data_->inline_max_bytes()) return Status::OK();
+    if (buffer_.size() <= store_->inline_max_bytes()) return Status::OK();
     return SpillToFile();
   }
   return file_->Append(data);
@@ -179,7 +179,7 @@ Status ObjectWriter::SpillToFile() {
   intent.Put(meta::IntentKey(file_id_), "");
   RETURN_IF_ERROR(engine_->kv_->Write(intent, /*sync=*/false));
   storage::DataHeader header{bucket_, key_, upload_id_, part_number_, version_stamp_};
-  ASSIGN_OR_RETURN(file_, engine_->data_->Create(file_id_, header));
+  ASSIGN_OR_RETURN(file_, store_->Create(file_id_, header));
   Status st = file_->Append(buffer_);
   buffer_.clear();
   buffer_.shrink_to_fit();
@@ -197,7 +197,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   if (cipher_ && !pending_.empty()) RETURN_IF_ERROR(SealPending(true));
   // An empty part, or an empty object on a store that keeps nothing inline:
   // they get data files too (the drives must describe every object).
-  if (!file_ && (!upload_id_.empty() || engine_->data_->inline_max_bytes() == 0)) {
+  if (!file_ && (!upload_id_.empty() || store_->inline_max_bytes() == 0)) {
     RETURN_IF_ERROR(SpillToFile());
   }
   ObjectRecord rec;
@@ -214,6 +214,7 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.checksum_type = checksum_type_;
   rec.tags = std::move(options_.tags);
   rec.storage_class = std::move(options_.storage_class);
+  rec.pool = pool_;
   rec.owner = std::move(options_.owner);
   rec.acl = std::move(options_.acl);
   rec.version_stamp = version_stamp_;
@@ -371,13 +372,34 @@ int ObjectReader::UnverifiedFd() const {
 
 // ---------------------------------------------------------------- engine
 
-ObjectEngine::ObjectEngine(storage::DataStore* data, meta::KvStore* kv) : data_(data), kv_(kv) {}
+ObjectEngine::ObjectEngine(std::vector<Pool> pools, meta::KvStore* kv)
+    : pools_(std::move(pools)), kv_(kv) {}
 
 Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(storage::DataStore* data,
                                                          meta::KvStore* kv) {
-  std::unique_ptr<ObjectEngine> engine(new ObjectEngine(data, kv));
+  return Open(std::vector<Pool>{{"", data}}, kv);
+}
+
+Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(std::vector<Pool> pools,
+                                                         meta::KvStore* kv) {
+  if (pools.empty()) return InvalidArgument("no pool");
+  for (size_t i = 0; i < pools.size(); ++i) {
+    if (!pools[i].store) return InvalidArgument("pool " + pools[i].name + " has no store");
+    for (size_t j = 0; j < i; ++j) {
+      if (pools[j].name == pools[i].name) return InvalidArgument("pool " + pools[i].name + " twice");
+    }
+  }
+  std::unique_ptr<ObjectEngine> engine(new ObjectEngine(std::move(pools), kv));
   RETURN_IF_ERROR(engine->Recover());
   return engine;
+}
+
+storage::DataStore* ObjectEngine::PoolStore(const std::string& name) const {
+  if (name.empty()) return pools_[0].store;
+  for (const Pool& p : pools_) {
+    if (p.name == name) return p.store;
+  }
+  return nullptr;
 }
 
 int64_t ObjectEngine::NowNs() const {
@@ -443,12 +465,17 @@ Status ObjectEngine::Recover() {
 // (self-describing) when no bucket record exists: lost metadata is a case for
 // the operator (rebuild-index), never for a sweep.
 Status ObjectEngine::SweepUnreferencedData() {
-  auto listed = data_->ListIds();
-  if (!listed.ok()) {
-    if (listed.status().code() == Code::kNotImplemented) return Status::OK();
-    return listed.status().WithContext("orphan sweep: listing data ids");
+  std::vector<Result<std::vector<std::string>>> listings;
+  bool any = false;
+  for (const Pool& pool : pools_) {
+    listings.push_back(pool.store->ListIds());
+    auto& listed = listings.back();
+    if (!listed.ok() && listed.status().code() != Code::kNotImplemented) {
+      return listed.status().WithContext("orphan sweep: listing data ids of pool " + pool.name);
+    }
+    if (listed.ok() && !listed->empty()) any = true;
   }
-  if (listed->empty()) return Status::OK();
+  if (!any) return Status::OK();
   std::set<std::string> referenced;
   size_t buckets = 0;
   auto it = kv_->NewIterator();  // a snapshot taken after the listing
@@ -479,25 +506,42 @@ Status ObjectEngine::SweepUnreferencedData() {
     }
     RETURN_IF_ERROR(it->status());
   }
+  size_t removed = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    if (!listings[p].ok()) continue;
+    removed += SweepPool(pools_[p], *listings[p], referenced, buckets);
+  }
+  if (removed > 0) {
+    STRATA_LOG("recovery: removed %zu data files no record referenced (left by a power loss)",
+               removed);
+  }
+  return Status::OK();
+}
+
+size_t ObjectEngine::SweepPool(const Pool& pool, const std::vector<std::string>& listed,
+                               const std::set<std::string>& referenced, size_t buckets) {
+  storage::DataStore* store = pool.store;
+  const bool self_describing = store->inline_max_bytes() == 0;
   std::vector<std::string> orphans;
-  for (const std::string& id : *listed) {
+  for (const std::string& id : listed) {
     if (!referenced.count(id)) orphans.push_back(id);
   }
-  if (orphans.empty()) return Status::OK();
-  if ((orphans.size() > 16 && orphans.size() * 2 > listed->size()) ||
-      (SelfDescribing() && buckets == 0)) {
-    STRATA_LOG("orphan sweep: %zu of %zu data files are referenced by no record; is the metadata "
-               "lost? Deleting nothing.", orphans.size(), listed->size());
-    return Status::OK();
+  if (orphans.empty()) return 0;
+  if ((orphans.size() > 16 && orphans.size() * 2 > listed.size()) ||
+      (self_describing && buckets == 0)) {
+    STRATA_LOG("orphan sweep: %zu of %zu data files of pool '%s' are referenced by no record; is "
+               "the metadata lost? Deleting nothing.", orphans.size(), listed.size(),
+               pool.name.c_str());
+    return 0;
   }
   size_t removed = 0;
   for (const std::string& id : orphans) {
-    if (SelfDescribing()) {
+    if (self_describing) {
       // Only what the sweep can name: a readable piece with a known trailer.
       // The leftovers of an id removed while a drive was offline (NotFound:
       // a tombstone covers them) are heal's; unreadable or unknown pieces
       // are left to heal and rebuild-index.
-      auto ht = data_->ReadHeaderAndTrailer(id);
+      auto ht = store->ReadHeaderAndTrailer(id);
       if (!ht.ok()) {
         if (ht.status().code() != Code::kNotFound) {
           STRATA_LOG("orphan sweep: %s is unreadable; kept (%s)", id.c_str(),
@@ -510,25 +554,26 @@ Status ObjectEngine::SweepUnreferencedData() {
         continue;
       }
     }
-    Status st = data_->Remove(id);
+    Status st = store->Remove(id);
     if (!st.ok() && st.code() != Code::kNotFound) {
       STRATA_LOG("orphan sweep: cannot remove %s: %s", id.c_str(), st.ToString().c_str());
       continue;
     }
     ++removed;
   }
-  if (removed > 0) {
-    STRATA_LOG("recovery: removed %zu data files no record referenced (left by a power loss)",
-               removed);
-  }
-  return Status::OK();
+  return removed;
 }
 
+// Garbage and intent records name ids, not pools: ids are unique across
+// pools, so the id is removed wherever it is.
 void ObjectEngine::CollectGarbage(const std::string& file_id) {
-  Status st = data_->Remove(file_id);
-  if (!st.ok() && st.code() != Code::kNotFound) {
-    STRATA_LOG("gc: cannot remove %s: %s", file_id.c_str(), st.ToString().c_str());
-    return;  // keep the record; retried at the next start-up
+  for (const Pool& pool : pools_) {
+    Status st = pool.store->Remove(file_id);
+    if (!st.ok() && st.code() != Code::kNotFound) {
+      STRATA_LOG("gc: cannot remove %s from pool '%s': %s", file_id.c_str(), pool.name.c_str(),
+                 st.ToString().c_str());
+      return;  // keep the record; retried at the next start-up
+    }
   }
   meta::WriteBatch batch;
   batch.Delete(meta::IntentKey(file_id));
@@ -603,7 +648,7 @@ Status ObjectEngine::CommitVersionLocked(
   return Status::OK();
 }
 
-bool ObjectEngine::SelfDescribing() const { return data_->inline_max_bytes() == 0; }
+bool ObjectEngine::SelfDescribing() const { return primary()->inline_max_bytes() == 0; }
 
 Status ObjectEngine::WriteRecordPiece(const std::string& id, const storage::DataHeader& header,
                                       std::string_view trailer, bool intent) {
@@ -614,7 +659,7 @@ Status ObjectEngine::WriteRecordPiece(const std::string& id, const storage::Data
   }
   Status st;
   {
-    auto piece = data_->Create(id, header);
+    auto piece = primary()->Create(id, header);
     st = piece.ok() ? (*piece)->Finish(trailer) : piece.status();
   }  // a writer that failed aborts (removes its files) as it goes
   if (!st.ok() && intent) CollectGarbage(id);
@@ -762,7 +807,7 @@ Status ObjectEngine::DeleteBucket(const std::string& name) {
   ForgetBucket(name);
   RETURN_IF_ERROR(written);
   for (const std::string& f : garbage) CollectGarbage(f);
-  if (SelfDescribing()) data_->Remove(BucketMarkerId(name)).IgnoreError();
+  if (SelfDescribing()) primary()->Remove(BucketMarkerId(name)).IgnoreError();
   return Status::OK();
 }
 
@@ -787,7 +832,11 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewWriter(const std::string&
   if (options.lock && !b.object_lock) {
     return PreconditionFailed(Detail::kBucketState, "bucket " + bucket + " has no Object Lock");
   }
+  storage::DataStore* store = PoolStore(options.pool);
+  if (!store) return InvalidArgument("no pool named " + options.pool);
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, std::move(headers)));
+  writer->pool_ = options.pool;
+  writer->store_ = store;
   writer->version_stamp_ = NextVersionStamp();
   writer->mtime_ns_ = NowNs();
   writer->versioned_ = b.versioning == Versioning::kEnabled;

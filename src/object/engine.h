@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -41,9 +42,20 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 
 class ObjectEngine;
 
+// A pool (tier, docs/tiers.md): a named data store. The engine's first pool
+// is its primary: it holds the records kept on the drives (bucket and upload
+// markers, manifests, tag / lock / ACL records) and the data of versions
+// whose record names no pool (written before there were pools).
+struct Pool {
+  std::string name;
+  storage::DataStore* store = nullptr;
+};
+
 struct WriteOptions {
   Tags tags;
   std::string storage_class;
+  // The pool the data goes to ("" = the first); InvalidArgument if unknown.
+  std::string pool;
   // false: no MD5 is computed (it bounds a stream to ~0.9 GB/s); the caller
   // gives the ETag with ObjectWriter::SetEtag before Commit (the KV tier: its
   // blocks are checked by their CRC32C).
@@ -107,6 +119,8 @@ class ObjectWriter {
   uint32_t part_number_ = 0;
   uint64_t size_bytes_ = 0;
   std::string buffer_;  // inline data until it exceeds the inline limit
+  std::string pool_;    // the pool written to (its name, as the record keeps it)
+  storage::DataStore* store_ = nullptr;  // its store
   std::string file_id_;
   std::unique_ptr<storage::DataWriter> file_;
   uint64_t version_stamp_ = 0;  // assigned when the write starts
@@ -265,6 +279,12 @@ class ObjectEngine {
   // `root` is the data directory; data files live under root/objects.
   // Sweeps the data left by interrupted writes (I and G records) before returning.
   static Result<std::unique_ptr<ObjectEngine>> Open(storage::DataStore* data, meta::KvStore* kv);
+  // Several pools (names unique; the first is the primary, see Pool).
+  static Result<std::unique_ptr<ObjectEngine>> Open(std::vector<Pool> pools, meta::KvStore* kv);
+  const std::vector<Pool>& pools() const { return pools_; }
+  // The store of a pool as a record names it ("" = the first); nullptr if
+  // no pool of that name is configured.
+  storage::DataStore* PoolStore(const std::string& name) const;
 
   Status CreateBucket(const std::string& name, const BucketRecord& record);
   Result<BucketRecord> GetBucket(const std::string& name);
@@ -366,15 +386,35 @@ class ObjectEngine {
   Result<ListUploadsResult> ListUploads(const std::string& bucket,
                                         const ListUploadsParams& params);
 
+  // Tiers (docs/tiers.md): moves the data of version `stamp` of `key` into
+  // pool `to_pool` and names it `storage_class`, nothing else of it changed
+  // (key, version id, ETag, checksums, metadata, tags, lock, ACL). The
+  // stored bytes (sealed chunks as they are) are copied into new files of the
+  // destination, synced, the record switched in one synced batch, then the
+  // old files removed; a crash at any point leaves one readable copy, and
+  // the start-up sweep removes the other. Aborted (Code::kAborted) if the
+  // version changed while its data was copied (the caller retries later);
+  // NotFound if it no longer exists. `keep` runs under the key lock just
+  // before the switch with the current record: an error from it cancels the
+  // move (a lifecycle rule that no longer applies).
+  Status MoveVersion(const std::string& bucket, const std::string& key, uint64_t stamp,
+                     const std::string& to_pool, const std::string& storage_class,
+                     const std::function<Status(const ObjectRecord&)>& keep = nullptr);
+
   int64_t NowNs() const;
   // The data id of a bucket's marker on a self-describing store.
   static std::string BucketMarkerId(const std::string& name);
 
  private:
   friend class ObjectWriter;
-  ObjectEngine(storage::DataStore* data, meta::KvStore* kv);
+  ObjectEngine(std::vector<Pool> pools, meta::KvStore* kv);
+  // The primary pool's store (records on the drives).
+  storage::DataStore* primary() const { return pools_[0].store; }
   Status Recover();
   Status SweepUnreferencedData();
+  // One pool's part of it: removes its orphans among `listed`; the count.
+  size_t SweepPool(const Pool& pool, const std::vector<std::string>& listed,
+                   const std::set<std::string>& referenced, size_t buckets);
   std::string NewFileId();
   uint64_t NextVersionStamp();
   Result<std::optional<std::pair<std::string, ObjectRecord>>> LatestVersion(
@@ -437,7 +477,7 @@ class ObjectEngine {
   Status WriteRecordPiece(const std::string& id, const storage::DataHeader& header,
                           std::string_view trailer, bool intent);
 
-  storage::DataStore* data_;
+  std::vector<Pool> pools_;
   meta::KvStore* kv_;
   std::atomic<uint64_t> last_stamp_{0};
   std::array<std::mutex, 256> key_locks_;

@@ -51,6 +51,7 @@ Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const 
     record.sse.key_digest = crypto::CustomerKeyDigest(record.sse.salt, customer_key);
   }
   std::shared_lock bucket_lock(BucketLock(bucket));
+  if (!PoolStore(record.pool)) return InvalidArgument("no pool named " + record.pool);
   ASSIGN_OR_RETURN(BucketRecord b, GetBucket(bucket));
   if (record.lock && !b.object_lock) {
     return PreconditionFailed(Detail::kBucketState, "bucket " + bucket + " has no Object Lock");
@@ -89,7 +90,11 @@ Result<std::unique_ptr<ObjectWriter>> ObjectEngine::NewPartWriter(const std::str
                                                                   uint32_t part_number,
                                                                   std::string_view data_key) {
   ASSIGN_OR_RETURN(UploadRecord upload, GetUpload(bucket, key, upload_id));
+  storage::DataStore* store = PoolStore(upload.pool);
+  if (!store) return Unavailable("the upload's pool " + upload.pool + " is not configured");
   auto writer = std::unique_ptr<ObjectWriter>(new ObjectWriter(this, bucket, key, {}));
+  writer->pool_ = upload.pool;
+  writer->store_ = store;
   writer->upload_id_ = upload_id;
   writer->part_number_ = part_number;
   writer->version_stamp_ = NextVersionStamp();
@@ -231,6 +236,7 @@ Result<ObjectRecord> ObjectEngine::CompleteUpload(
   rec.headers = upload.headers;
   rec.tags = upload.tags;
   rec.storage_class = upload.storage_class;
+  rec.pool = upload.pool;
   rec.owner = upload.object_owner;
   rec.acl = upload.acl;
   rec.sse = upload.sse;  // salt: the upload's (key_digest's); each part has its own

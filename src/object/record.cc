@@ -11,11 +11,11 @@ namespace strata::object {
 namespace {
 // 1 = without the extension fields, 2 = without upload_id, 3 = without the
 // lock fields, 4 = without owner and ACL
-constexpr char kObjectFormat = 6;
-constexpr char kUploadFormat = 4;  // 1 = without the lock, 2 = without the ACL, 3 = without SSE
+constexpr char kObjectFormat = 7;  // 7: the pool
+constexpr char kUploadFormat = 5;  // 1 = without the lock, 2 = without the ACL, 3 = without SSE, 4 = without the pool
 constexpr char kPartFormat = 2;  // 1 = without the salt
 // 1 = without tags, 2 = without versioning and lock, 3 = without policy, 4 = without ownership / ACL
-constexpr char kBucketFormat = 6;
+constexpr char kBucketFormat = 7;  // 7: the lifecycle configuration
 constexpr char kTagsFormat = 1;
 constexpr char kLockFormat = 1;
 constexpr char kAclFormat = 1;
@@ -304,6 +304,7 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   if (r.sse.on()) {
     for (const PartRef& p : r.parts) PutLengthPrefixed(&out, p.salt);
   }
+  PutLengthPrefixed(&out, r.pool);  // format 7
   return out;
 }
 
@@ -359,6 +360,7 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
       }
     }
   }
+  if (format >= 7 && !GetString(&in, &r.pool)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   // Inline data is stored as written: sealed chunks when encrypted.
   const uint64_t stored = r.sse.on() ? crypto::SealedSize(r.size_bytes) : r.size_bytes;
@@ -380,6 +382,7 @@ std::string EncodeUploadRecord(const UploadRecord& r) {
   PutLengthPrefixed(&out, r.object_owner);  // format 3
   PutLengthPrefixed(&out, r.acl);
   PutEncryption(&out, r.sse);  // format 4
+  PutLengthPrefixed(&out, r.pool);  // format 5
   return out;
 }
 
@@ -409,6 +412,7 @@ std::optional<UploadRecord> DecodeUploadRecord(std::string_view in) {
     return std::nullopt;
   }
   if (format >= 4 && !GetEncryption(&in, &r.sse)) return std::nullopt;
+  if (format >= 5 && !GetString(&in, &r.pool)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   r.initiated_ns = static_cast<int64_t>(initiated);
   return r;
@@ -462,6 +466,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   out.push_back(static_cast<char>(r.default_sse));  // format 6
   PutLengthPrefixed(&out, r.default_kms_key);
   out.push_back(r.default_bucket_key ? 1 : 0);
+  PutLengthPrefixed(&out, r.lifecycle);  // format 7
   return out;
 }
 
@@ -512,12 +517,13 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     }
     r.default_sse = static_cast<SseMode>(in[0]);
     in.remove_prefix(1);
-    if (!GetString(&in, &r.default_kms_key) || in.size() != 1 || static_cast<uint8_t>(in[0]) > 1) {
+    if (!GetString(&in, &r.default_kms_key) || in.empty() || static_cast<uint8_t>(in[0]) > 1) {
       return std::nullopt;
     }
     r.default_bucket_key = in[0] == 1;
     in.remove_prefix(1);
   }
+  if (format >= 7 && !GetString(&in, &r.lifecycle)) return std::nullopt;
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

@@ -110,6 +110,10 @@ struct ObjectRecord {
   bool acl_on_drives = false;
   // Format 6: server-side encryption (mode kNone: the data is as written).
   Encryption sse;
+  // Format 7: the pool (tier) whose store holds the version's data files ("" =
+  // the engine's first pool; inline versions keep it too, as their class's
+  // pool). A transition rewrites the files into another pool and this field.
+  std::string pool;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;
@@ -145,6 +149,8 @@ struct UploadRecord {
   std::string acl;
   // Format 4: the encryption every part is written with (salt: key_digest's).
   Encryption sse;
+  // Format 5: the pool the parts are written to ("" = the first pool).
+  std::string pool;
 };
 
 struct PartRecord {
@@ -199,6 +205,9 @@ struct BucketRecord {
   SseMode default_sse = SseMode::kNone;
   std::string default_kms_key;
   bool default_bucket_key = false;
+  // Format 7: the lifecycle configuration (LifecycleConfiguration XML as
+  // strata renders it, tier/lifecycle.h; "" = none).
+  std::string lifecycle;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;

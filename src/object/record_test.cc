@@ -126,9 +126,10 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   old.size_bytes = 1;
   old.inline_data = "x";
   std::string enc = EncodeObjectRecord(old);
-  // drop the encryption (format 6, none: 1 byte), owner and ACL (format 5,
-  // empty: 1 byte each), mode, until (varint 0), hold
-  std::string v3 = enc.substr(0, enc.size() - 6);
+  // drop the pool (format 7, empty: 1 byte), the encryption (format 6, none:
+  // 1 byte), owner and ACL (format 5, empty: 1 byte each), mode, until
+  // (varint 0), hold
+  std::string v3 = enc.substr(0, enc.size() - 7);
   v3[0] = 3;
   back = DecodeObjectRecord(v3);
   ASSERT_TRUE(back);
@@ -162,8 +163,9 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->public_access_block, 0x85);
   // Format 5 appends the ownership byte and the ACL (1 byte when empty),
-  // format 6 the default encryption (3 bytes when none).
-  std::string bucket_v3 = v4.substr(0, v4.size() - 8 - b.policy.size() - b.cors.size());
+  // format 6 the default encryption (3 bytes when none), format 7 the
+  // lifecycle configuration (1 byte when none).
+  std::string bucket_v3 = v4.substr(0, v4.size() - 9 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
@@ -178,8 +180,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->ownership, Ownership::kObjectWriter);
   EXPECT_EQ(bb->acl, b.acl);
   std::string bad_ownership = EncodeBucketRecord(b);
-  // ownership | len | acl | the default encryption (3 bytes when none)
-  bad_ownership[bad_ownership.size() - 3 - b.acl.size() - 2] = 7;
+  // ownership | len | acl | the default encryption (3 bytes when none) | lifecycle (1)
+  bad_ownership[bad_ownership.size() - 4 - b.acl.size() - 2] = 7;
   EXPECT_FALSE(DecodeBucketRecord(bad_ownership));
 
   UploadRecord u;
@@ -216,6 +218,55 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   ASSERT_TRUE(lb);
   EXPECT_EQ(lb->lock, lr.lock);
   EXPECT_FALSE(DecodeLockRecord(EncodeLockRecord(lr) + 'x'));
+}
+
+// Format 7 objects and buckets, format 5 uploads: the pool of the data and
+// the lifecycle configuration; a format-6 record (no pool) reads as the
+// first pool's.
+TEST(RecordTest, PoolAndLifecycleRoundTrip) {
+  ObjectRecord o;
+  o.is_inline = false;
+  o.file_id = std::string(32, 'a');
+  o.size_bytes = 10;
+  o.storage_class = "STANDARD_IA";
+  o.pool = "warm";
+  auto back = DecodeObjectRecord(EncodeObjectRecord(o));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->pool, "warm");
+  EXPECT_EQ(back->storage_class, "STANDARD_IA");
+  o.pool.clear();
+  std::string v6 = EncodeObjectRecord(o);
+  v6.pop_back();  // the empty pool
+  v6[0] = 6;
+  back = DecodeObjectRecord(v6);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->pool, "");
+  std::string v7 = EncodeObjectRecord(o);
+  EXPECT_FALSE(DecodeObjectRecord(v7 + 'x'));
+  v7[0] = 8;
+  EXPECT_FALSE(DecodeObjectRecord(v7));  // a format from the future
+
+  UploadRecord u;
+  u.pool = "cold";
+  auto ub = DecodeUploadRecord(EncodeUploadRecord(u));
+  ASSERT_TRUE(ub);
+  EXPECT_EQ(ub->pool, "cold");
+
+  BucketRecord b{5, "us-east-1", "me"};
+  b.lifecycle = "<LifecycleConfiguration/>";
+  b.default_sse = SseMode::kS3;
+  auto bb = DecodeBucketRecord(EncodeBucketRecord(b));
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->lifecycle, b.lifecycle);
+  EXPECT_EQ(bb->default_sse, SseMode::kS3);
+  b.lifecycle.clear();
+  std::string b6 = EncodeBucketRecord(b);
+  b6.pop_back();
+  b6[0] = 6;
+  bb = DecodeBucketRecord(b6);
+  ASSERT_TRUE(bb);
+  EXPECT_EQ(bb->default_sse, SseMode::kS3);
+  EXPECT_EQ(bb->lifecycle, "");
 }
 
 // Version ids sort as the versions do (newest first) and parse back.

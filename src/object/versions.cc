@@ -101,9 +101,13 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenVersion(const std::strin
         files.push_back(p.file_id);
       }
     }
+    storage::DataStore* store = PoolStore(rec.pool);
+    if (!store) {
+      return Unavailable("the pool " + rec.pool + " of " + bucket + "/" + key + " is not configured");
+    }
     Status failed;
     for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
-      auto file = data_->Open(files[i], sizes[i]);
+      auto file = store->Open(files[i], sizes[i]);
       if (!file.ok()) {
         failed = file.status();
       } else {
