@@ -41,10 +41,16 @@ inline constexpr char kConfigPrefix = 'C';
 inline constexpr char kIamPrefix = 'A';
 // 'K' key service: "K" + key id, JSON values           -> see kms/key_service.h
 inline constexpr char kKmsPrefix = 'K';
+// 'L' lifecycle: "Lscan" the scanner's progress (bucket + '\0' + key it
+//   resumes after)                                      -> see tier/scanner.h
+inline constexpr char kLifecyclePrefix = 'L';
 
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
-                                        kConfigPrefix,    kIamPrefix,    kKmsPrefix};
+                                        kConfigPrefix,    kIamPrefix,    kKmsPrefix,
+                                        kLifecyclePrefix};
+
+inline std::string LifecycleProgressKey() { return std::string(1, kLifecyclePrefix) + "scan"; }
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {

@@ -732,6 +732,14 @@ Status ObjectEngine::SetBucketEncryption(const std::string& name, SseMode mode,
   });
 }
 
+Status ObjectEngine::SetBucketLifecycle(const std::string& name, std::string lifecycle,
+                                        uint64_t min_transition_bytes) {
+  return ChangeBucket(name, [&](BucketRecord& r) {
+    r.lifecycle = std::move(lifecycle);
+    r.lifecycle_min_transition_bytes = r.lifecycle.empty() ? 0 : min_transition_bytes;
+  });
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};

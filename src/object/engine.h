@@ -225,6 +225,10 @@ struct DeleteOptions {
   // May remove a version under GOVERNANCE retention (x-amz-bypass-governance-
   // retention from an identity allowed s3:BypassGovernanceRetention).
   bool bypass_governance = false;
+  // Lifecycle: act only if the version is still the one the scanner saw —
+  // the version deleted (or, for a marker, the latest) must have this stamp;
+  // PreconditionFailed otherwise (a write came in between).
+  std::optional<uint64_t> only_if_stamp;
 };
 
 // What a DELETE did, for its response headers.
@@ -303,6 +307,10 @@ class ObjectEngine {
   // PutBucketEncryption (mode kNone: DeleteBucketEncryption).
   Status SetBucketEncryption(const std::string& name, SseMode mode, std::string kms_key,
                              bool bucket_key);
+  // PutBucketLifecycleConfiguration (the document as tier/lifecycle.h renders
+  // it; "" removes it).
+  Status SetBucketLifecycle(const std::string& name, std::string lifecycle,
+                            uint64_t min_transition_bytes = 0);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 
@@ -444,7 +452,8 @@ class ObjectEngine {
   // Commits a delete marker as the newest version (through a writer, so that
   // it is a self-describing piece where the store needs one).
   Result<ObjectRecord> AddDeleteMarker(const std::string& bucket, const std::string& key,
-                                       bool bypass_governance);
+                                       bool bypass_governance,
+                                       std::optional<uint64_t> only_if_latest = std::nullopt);
   // Under the bucket (shared) and key locks: replaces the current version with
   // `record` in one synced batch together with `extra`.
   Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord& record,

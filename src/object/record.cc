@@ -467,6 +467,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutLengthPrefixed(&out, r.default_kms_key);
   out.push_back(r.default_bucket_key ? 1 : 0);
   PutLengthPrefixed(&out, r.lifecycle);  // format 7
+  PutVarint64(&out, r.lifecycle_min_transition_bytes);
   return out;
 }
 
@@ -523,7 +524,10 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
     r.default_bucket_key = in[0] == 1;
     in.remove_prefix(1);
   }
-  if (format >= 7 && !GetString(&in, &r.lifecycle)) return std::nullopt;
+  if (format >= 7 && (!GetString(&in, &r.lifecycle) ||
+                      !GetVarint64(&in, &r.lifecycle_min_transition_bytes))) {
+    return std::nullopt;
+  }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

@@ -206,8 +206,12 @@ struct BucketRecord {
   std::string default_kms_key;
   bool default_bucket_key = false;
   // Format 7: the lifecycle configuration (LifecycleConfiguration XML as
-  // strata renders it, tier/lifecycle.h; "" = none).
+  // strata renders it, tier/lifecycle.h; "" = none) and its
+  // x-amz-transition-default-minimum-object-size: objects smaller than this
+  // are not transitioned unless a rule's filter names a size (AWS's default,
+  // all_storage_classes_128K: 128 KiB; varies_by_storage_class: 0).
   std::string lifecycle;
+  uint64_t lifecycle_min_transition_bytes = 0;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;

@@ -164,8 +164,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->public_access_block, 0x85);
   // Format 5 appends the ownership byte and the ACL (1 byte when empty),
   // format 6 the default encryption (3 bytes when none), format 7 the
-  // lifecycle configuration (1 byte when none).
-  std::string bucket_v3 = v4.substr(0, v4.size() - 9 - b.policy.size() - b.cors.size());
+  // lifecycle configuration and its minimum (1 byte each when none).
+  std::string bucket_v3 = v4.substr(0, v4.size() - 10 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
@@ -180,8 +180,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->ownership, Ownership::kObjectWriter);
   EXPECT_EQ(bb->acl, b.acl);
   std::string bad_ownership = EncodeBucketRecord(b);
-  // ownership | len | acl | the default encryption (3 bytes when none) | lifecycle (1)
-  bad_ownership[bad_ownership.size() - 4 - b.acl.size() - 2] = 7;
+  // ownership | len | acl | the default encryption (3 bytes when none) | lifecycle (2)
+  bad_ownership[bad_ownership.size() - 5 - b.acl.size() - 2] = 7;
   EXPECT_FALSE(DecodeBucketRecord(bad_ownership));
 
   UploadRecord u;
@@ -254,14 +254,17 @@ TEST(RecordTest, PoolAndLifecycleRoundTrip) {
 
   BucketRecord b{5, "us-east-1", "me"};
   b.lifecycle = "<LifecycleConfiguration/>";
+  b.lifecycle_min_transition_bytes = 128 << 10;
   b.default_sse = SseMode::kS3;
   auto bb = DecodeBucketRecord(EncodeBucketRecord(b));
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->lifecycle, b.lifecycle);
+  EXPECT_EQ(bb->lifecycle_min_transition_bytes, 128u << 10);
   EXPECT_EQ(bb->default_sse, SseMode::kS3);
   b.lifecycle.clear();
+  b.lifecycle_min_transition_bytes = 0;
   std::string b6 = EncodeBucketRecord(b);
-  b6.pop_back();
+  b6.resize(b6.size() - 2);
   b6[0] = 6;
   bb = DecodeBucketRecord(b6);
   ASSERT_TRUE(bb);

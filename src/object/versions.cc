@@ -133,7 +133,8 @@ Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& 
 
 Result<ObjectRecord> ObjectEngine::AddDeleteMarker(const std::string& bucket,
                                                    const std::string& key,
-                                                   bool bypass_governance) {
+                                                   bool bypass_governance,
+                                                   std::optional<uint64_t> only_if_latest) {
   WriteOptions options;
   options.md5 = false;
   options.bypass_governance = bypass_governance;
@@ -141,7 +142,13 @@ Result<ObjectRecord> ObjectEngine::AddDeleteMarker(const std::string& bucket,
   writer->delete_marker_ = true;
   writer->lock_ = {};  // markers carry no lock
   writer->SetEtag("");
-  return writer->Commit();
+  if (!only_if_latest) return writer->Commit();
+  return writer->Commit([&](const std::optional<ObjectRecord>& current) {
+    if (!current || current->version_stamp != *only_if_latest) {
+      return PreconditionFailed("the latest version changed");
+    }
+    return Status::OK();
+  });
 }
 
 Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
@@ -151,7 +158,8 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   DeleteOutcome out;
   if (!version && b.versioning != Versioning::kUnversioned) {
     // Enabled: a marker on top; Suspended: a null marker replacing the null version.
-    ASSIGN_OR_RETURN(ObjectRecord marker, AddDeleteMarker(bucket, key, options.bypass_governance));
+    ASSIGN_OR_RETURN(ObjectRecord marker, AddDeleteMarker(bucket, key, options.bypass_governance,
+                                                          options.only_if_stamp));
     out.delete_marker = true;
     out.version_id = marker.VersionId();
     return out;
@@ -162,6 +170,9 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   if (!found) {
     if (version) out.version_id = version->null ? "null" : VersionIdOf(version->stamp);
     return out;  // nothing to delete: not an error (S3)
+  }
+  if (options.only_if_stamp && found->second.version_stamp != *options.only_if_stamp) {
+    return PreconditionFailed("the version changed");
   }
   RETURN_IF_ERROR(CheckRemovable(found->second, NowNs(), options.bypass_governance));
   if (options.bypass_governance && RetentionActive(found->second.lock, NowNs())) {

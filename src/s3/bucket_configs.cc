@@ -39,7 +39,7 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
   if (!rec.ok() && rec.status().code() != Code::kNotFound) return nullptr;  // not cached
   std::shared_ptr<BucketConfig> config;
   const bool acls = rec.ok() && rec->ownership != object::Ownership::kBucketOwnerEnforced;
-  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty() || acls)) {
+  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty() || acls || !rec->lifecycle.empty())) {
     config = std::make_shared<BucketConfig>();
     if (acls) {
       config->acls_enabled = true;
@@ -55,6 +55,13 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
     }
     if (!rec->cors.empty()) {
       if (auto rules = ParseCorsConfiguration(rec->cors)) config->cors = std::move(*rules);
+    }
+    if (!rec->lifecycle.empty()) {
+      // Stored only after it parsed: every class is accepted back.
+      auto parsed = tier::ParseLifecycle(rec->lifecycle, [](std::string_view) { return true; });
+      if (auto* c = std::get_if<tier::Configuration>(&parsed)) {
+        config->lifecycle = std::make_shared<const tier::Configuration>(std::move(*c));
+      }
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

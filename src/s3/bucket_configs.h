@@ -16,6 +16,7 @@
 #include "auth/policy.h"
 #include "object/engine.h"
 #include "s3/cors.h"
+#include "tier/lifecycle.h"
 
 namespace strata::s3 {
 
@@ -31,6 +32,8 @@ struct BucketConfig {
   bool acls_enabled = false;
   auth::Acl acl;
   bool ignore_public_acls = false;
+  // The lifecycle configuration (x-amz-expiration on PUT / GET / HEAD); null: none.
+  std::shared_ptr<const tier::Configuration> lifecycle;
 };
 
 class BucketConfigs {

@@ -130,7 +130,9 @@ namespace strata::s3 {
   X(kKmsDisabled, "KMS.DisabledException", 400, "The KMS key is disabled.")                    \
   X(kServerSideEncryptionConfigurationNotFoundError,                                            \
     "ServerSideEncryptionConfigurationNotFoundError", 404,                                      \
-    "The server side encryption configuration was not found")
+    "The server side encryption configuration was not found")                                  \
+  X(kNoSuchLifecycleConfiguration, "NoSuchLifecycleConfiguration", 404,                         \
+    "The lifecycle configuration does not exist")
 
 enum class ErrorCode {
 #define STRATA_S3_ENUM(e, code, status, msg) e,

@@ -71,16 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 14> kUnimplementedSubresources = {
-    "accelerate", "analytics", "intelligent-tiering", "inventory",
-    "lifecycle", "logging", "metrics", "notification", "replication", "requestPayment",
+constexpr std::array<std::string_view, 13> kUnimplementedSubresources = {
+    "accelerate", "analytics", "intelligent-tiering", "inventory", "logging", "metrics", "notification", "replication", "requestPayment",
     "restore", "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 17> kServedSubresources = {
+constexpr std::array<std::string_view, 18> kServedSubresources = {
     "location",    "delete",     "uploads",    "tagging",           "attributes",
     "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
     "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
-    "publicAccessBlock", "encryption"};
+    "publicAccessBlock", "encryption", "lifecycle"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -135,6 +134,12 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       if (m == "PUT") return Op::kPutPublicAccessBlock;
       if (m == "GET") return Op::kGetPublicAccessBlock;
       if (m == "DELETE") return Op::kDeletePublicAccessBlock;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("lifecycle")) {
+      if (m == "PUT") return Op::kPutBucketLifecycleConfiguration;
+      if (m == "GET") return Op::kGetBucketLifecycleConfiguration;
+      if (m == "DELETE") return Op::kDeleteBucketLifecycle;
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (r.Has("encryption")) {

@@ -88,6 +88,9 @@ namespace strata::s3 {
   X(GetBucketEncryption, "s3:GetEncryptionConfiguration", "")  \
   X(PutBucketEncryption, "s3:PutEncryptionConfiguration", "")  \
   X(DeleteBucketEncryption, "s3:PutEncryptionConfiguration", "") \
+  X(GetBucketLifecycleConfiguration, "s3:GetLifecycleConfiguration", "") \
+  X(PutBucketLifecycleConfiguration, "s3:PutLifecycleConfiguration", "") \
+  X(DeleteBucketLifecycle, "s3:PutLifecycleConfiguration", "") \
   X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
   X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \
   X(DeletePublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \

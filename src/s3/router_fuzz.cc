@@ -37,6 +37,8 @@ bool IsBucketOp(Op op) {
     case Op::kDeleteBucketOwnershipControls: case Op::kGetPublicAccessBlock:
     case Op::kPutPublicAccessBlock: case Op::kDeletePublicAccessBlock:
     case Op::kGetBucketEncryption: case Op::kPutBucketEncryption: case Op::kDeleteBucketEncryption:
+    case Op::kGetBucketLifecycleConfiguration: case Op::kPutBucketLifecycleConfiguration:
+    case Op::kDeleteBucketLifecycle:
       return true;
     default:
       return false;

@@ -125,7 +125,7 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("PUT", "/bucket?lifecycle")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?logging")), ErrorCode::kNotImplemented);
   EXPECT_EQ(Err(Req("DELETE", "/bucket?versioning")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("DELETE", "/bucket/k?retention")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("PUT", "/bucket?notanop")), ErrorCode::kNotImplemented);
@@ -174,7 +174,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 59u);
+  EXPECT_EQ(ops.size(), 62u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -205,6 +205,14 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(RequiredAction(Op::kGetBucketEncryption), "s3:GetEncryptionConfiguration");
   EXPECT_EQ(RequiredAction(Op::kPutBucketEncryption), "s3:PutEncryptionConfiguration");
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketEncryption), "s3:PutEncryptionConfiguration");
+}
+
+TEST(Router, BucketLifecycleRoutes) {
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?lifecycle")).op, Op::kPutBucketLifecycleConfiguration);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?lifecycle")).op, Op::kGetBucketLifecycleConfiguration);
+  EXPECT_EQ(Ok(Req("DELETE", "/bucket?lifecycle")).op, Op::kDeleteBucketLifecycle);
+  EXPECT_EQ(RequiredAction(Op::kDeleteBucketLifecycle), "s3:PutLifecycleConfiguration");
+  EXPECT_EQ(RequiredAction(Op::kGetBucketLifecycleConfiguration), "s3:GetLifecycleConfiguration");
 }
 
 TEST(Router, BucketEncryptionRoutes) {

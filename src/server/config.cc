@@ -12,6 +12,7 @@
 #include "common/cli11.h"
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "server/config_file.h"
 
 namespace strata::server {
 
@@ -100,6 +101,11 @@ void AddStorageOptions(CLI::App& app, Config& c) {
 }
 
 void AddServerOptions(CLI::App& app, Config& c) {
+  // Read before the other flags (ParseCommandLine), which override it.
+  app.add_option("--config", c.config_file,
+                 "settings in TOML (docs/configuration.md): pools, storage classes, lifecycle; "
+                 "flags override the file")
+      ->type_name("FILE");
   app.add_option_function<std::string>(
          "--listen",
          [&c](const std::string& v) {
@@ -145,6 +151,12 @@ void AddServerOptions(CLI::App& app, Config& c) {
             "with --drives: seconds between scrubber passes (0: no scrubbing)");
   AddNumber(app, "--checkpoint-interval-s", c.checkpoint_interval_s, 0, 1'000'000'000, "S",
             "with --drives: seconds between metadata checkpoints onto the drives (0: none)");
+  AddNumber(app, "--lifecycle-day-seconds", c.lifecycle_day_seconds, 1, 86400, "S",
+            "the length of one lifecycle day (shorter for tests)");
+  AddNumber(app, "--lifecycle-interval-s", c.lifecycle_interval_s, 0, 7 * 86400, "S",
+            "seconds between lifecycle scanner passes (0: a quarter day, 1 s to 1 h)");
+  AddNumber(app, "--lifecycle-rate", c.lifecycle_max_actions_per_s, 0, 1'000'000, "N",
+            "lifecycle actions per second at most (0: no limit)");
   app.add_option_function<std::string>(
          "--kv-listen",
          [&c](const std::string& v) {
@@ -330,9 +342,22 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   LastOneWins(*rebuild_cmd);
   AddStorageOptions(*rebuild_cmd, rebuild.config);
 
+  // --config FILE of `strata server`: its settings first, the flags on top.
+  if (!args.empty() && args[0] == "server") {
+    for (size_t i = 1; i < args.size(); ++i) {
+      std::string file;
+      if (args[i] == "--config" && i + 1 < args.size()) file = args[i + 1];
+      if (args[i].starts_with("--config=")) file = args[i].substr(9);
+      if (file.empty()) continue;
+      if (auto err = LoadConfigFile(file, &server.config)) {
+        return cli::Usage("--config: " + *err, server_cmd->help("strata"));
+      }
+    }
+  }
   if (auto e = cli::Parse(app, args)) return *e;
   if (server_cmd->parsed()) {
     const Config& c = server.config;
+    if (auto err = CheckPools(c)) return cli::Usage(*err, server_cmd->help("strata"));
     if (c.tls_listen_port >= 0 && (c.tls_cert.empty() || c.tls_key.empty())) {
       return cli::Usage("--listen-tls needs --tls-cert and --tls-key",
                         server_cmd->help("strata"));
@@ -390,6 +415,86 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
                       "policy or kms",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
+}
+
+std::string PoolPath(const Config& c, const std::string& drive) {
+  if (drive.starts_with("/")) return drive;
+  return c.data_dir + "/" + drive;
+}
+
+std::optional<std::string> CheckPools(const Config& c) {
+  if (c.pools.empty()) {
+    if (!c.storage_classes.empty()) return "[storage_classes] needs [[pool]] declarations";
+    return std::nullopt;
+  }
+  if (!c.drives.empty()) {
+    return "--drives (or drives =) and [[pool]] are exclusive: a tiered layout declares its "
+           "drives per pool";
+  }
+  // Normalized (no trailing slash, "." and ".." resolved lexically) with a slash appended, so
+  // that nesting is a prefix test.
+  auto normal = [&](const std::string& d) {
+    std::vector<std::string> parts;
+    std::string path = PoolPath(c, d), part;
+    const bool absolute = path.starts_with("/");
+    for (size_t i = 0; i <= path.size(); ++i) {
+      if (i == path.size() || path[i] == '/') {
+        if (part == "..") {
+          if (!parts.empty()) parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+          parts.push_back(part);
+        }
+        part.clear();
+      } else {
+        part.push_back(path[i]);
+      }
+    }
+    std::string out = absolute ? "/" : "";
+    for (const std::string& p : parts) out += p + "/";
+    return out;
+  };
+  std::vector<std::pair<std::string, std::string>> seen;  // normalized drive, pool
+  const std::string meta = normal("meta");
+  for (size_t i = 0; i < c.pools.size(); ++i) {
+    const PoolConfig& p = c.pools[i];
+    if (p.name.empty()) return std::string("a pool needs a name");
+    for (size_t j = 0; j < i; ++j) {
+      if (c.pools[j].name == p.name) return "two pools are named '" + p.name + "'";
+    }
+    if (p.media != "gpu-direct" && p.media != "hot" && p.media != "warm" && p.media != "cold") {
+      return "pool '" + p.name + "': media '" + p.media +
+             "' is not one of gpu-direct, hot, warm, cold";
+    }
+    if (p.drives.empty()) return "pool '" + p.name + "' has no path or drives";
+    if (p.drives.size() == 1 && (p.ec_k > 1 || p.ec_m > 0)) {
+      return "pool '" + p.name + "': one directory is a 1+0 layout; ec needs several drives";
+    }
+    if (p.drives.size() > 1 && p.ec_k > 0 &&
+        static_cast<size_t>(p.ec_k + p.ec_m) > p.drives.size()) {
+      return "pool '" + p.name + "': ec " + std::to_string(p.ec_k) + "+" + std::to_string(p.ec_m) +
+             " needs at least " + std::to_string(p.ec_k + p.ec_m) + " drives";
+    }
+    for (const std::string& d : p.drives) {
+      const std::string n = normal(d);
+      if (n.starts_with(meta) || meta.starts_with(n)) {
+        return "pool '" + p.name + "': drive " + d + " overlaps the metadata directory " +
+               c.data_dir + "/meta";
+      }
+      for (const auto& [other, owner] : seen) {
+        if (n.starts_with(other) || other.starts_with(n)) {
+          return "pool '" + p.name + "': drive " + d + " overlaps a drive of pool '" + owner +
+                 "' (every drive belongs to one pool)";
+        }
+      }
+      seen.emplace_back(n, p.name);
+    }
+  }
+  for (const auto& [cls, pool] : c.storage_classes) {
+    bool known = false;
+    for (const PoolConfig& p : c.pools) known = known || p.name == pool;
+    if (!known) return "[storage_classes] " + cls + " = '" + pool + "': no pool of that name";
+  }
+  return std::nullopt;
 }
 
 std::variant<Config, UsageError> ParseServerArgs(const std::vector<std::string>& args) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -11,6 +12,17 @@
 #include "common/cli.h"
 
 namespace strata::server {
+
+// One pool (tier) of a tiered layout ([[pool]] in the config file).
+struct PoolConfig {
+  std::string name;
+  std::string media;  // gpu-direct, hot, warm, cold
+  // One directory (`path`: a plain single-drive store) or several drives
+  // (erasure-coded K+M). Relative paths are under the data directory.
+  std::vector<std::string> drives;
+  int ec_k = 0;   // 0: default for the drive count
+  int ec_m = -1;  // -1: default
+};
 
 struct Config {
   std::string listen_host = "127.0.0.1";
@@ -63,7 +75,28 @@ struct Config {
   std::string kms_key_file;
   // --sse-c-over-http: accept SSE-C keys on plain HTTP (tests; AWS refuses).
   bool sse_c_over_http = false;
+  // --config FILE (TOML, server/config_file.h): read before the flags, which
+  // override it.
+  std::string config_file;
+  // Tiers (docs/tiers.md): the pools of the config file (empty: the one pool
+  // of --data or --drives) and storage class -> pool overrides.
+  std::vector<PoolConfig> pools;
+  std::vector<std::pair<std::string, std::string>> storage_classes;
+  // The lifecycle scanner: the length of one lifecycle "day" (tests shorten
+  // it), seconds between passes (0: a quarter day, at most an hour, at least
+  // one second) and its action rate.
+  int lifecycle_day_seconds = 86400;
+  int lifecycle_interval_s = 0;
+  int lifecycle_max_actions_per_s = 1000;
 };
+
+// Checks the pools of a tiered layout: names unique and non-empty, known
+// media, one path or several drives each, no drive shared or nested between
+// pools (nor with --drives, which a tiered layout replaces). The message
+// names what is wrong; nullopt when fine (or no pools).
+std::optional<std::string> CheckPools(const Config& c);
+// A pool directory as opened: absolute, or under the data directory.
+std::string PoolPath(const Config& c, const std::string& drive);
 
 // Root secrets set by the operator are at least this long (the KV AUTH and
 // SigV4 both rest on them; a short one falls to guessing).

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -37,6 +38,8 @@
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 #include "storage/plain_store.h"
+#include "tier/classes.h"
+#include "tier/scanner.h"
 
 namespace strata::server {
 namespace {
@@ -47,7 +50,45 @@ struct Storage {
   std::unique_ptr<storage::DataStore> plain;
   std::unique_ptr<storage::ErasureDataStore> erasure;
   storage::DataStore* data = nullptr;
+  // A tiered layout ([[pool]] in the config file): every pool's store, the
+  // engine's pool list (primary first) and the class mapping.
+  std::vector<std::unique_ptr<storage::DataStore>> pool_stores;
+  std::vector<object::Pool> pools;
+  tier::ClassMap classes;
 };
+
+// The pools of a tiered layout, each a plain directory or erasure-coded drives.
+std::optional<std::string> OpenPools(const Config& cfg, Storage* s) {
+  std::vector<tier::PoolSpec> specs;
+  for (const PoolConfig& p : cfg.pools) specs.push_back({p.name, *tier::ParseMedia(p.media)});
+  auto classes = tier::ClassMap::Make(specs, cfg.storage_classes);
+  if (!classes.ok()) return classes.status().message();
+  s->classes = std::move(classes).value();
+  for (const tier::PoolSpec& spec : s->classes.pools()) {
+    const PoolConfig& p = *std::find_if(cfg.pools.begin(), cfg.pools.end(),
+                                        [&](const PoolConfig& c) { return c.name == spec.name; });
+    if (p.drives.size() == 1) {
+      const std::string dir = PoolPath(cfg, p.drives[0]);
+      if (Status st = io::CreateDirsDurably(s->fs.get(), dir); !st.ok()) {
+        return "pool '" + p.name + "': cannot create " + dir + ": " + st.ToString();
+      }
+      auto store = storage::OpenPlainDataStore(s->fs.get(), dir);
+      if (!store.ok()) return "pool '" + p.name + "': " + store.status().ToString();
+      s->pool_stores.push_back(std::move(store).value());
+    } else {
+      storage::PoolOptions o;
+      for (const std::string& d : p.drives) o.drives.push_back(PoolPath(cfg, d));
+      o.k = p.ec_k;
+      o.m = p.ec_m;
+      auto store = storage::ErasureDataStore::Open(s->fs.get(), o);
+      if (!store.ok()) return "pool '" + p.name + "': " + store.status().ToString();
+      s->pool_stores.push_back(std::move(store).value());
+    }
+    s->pools.push_back({p.name, s->pool_stores.back().get()});
+  }
+  s->data = s->pools[0].store;
+  return std::nullopt;
+}
 
 // Opens the data store (plain directory or erasure-coded drives) and, unless
 // `open_meta` is false, the metadata store in DIR/meta.
@@ -61,6 +102,10 @@ std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta
     auto kv = meta::OpenRocksDbStore(cfg.data_dir + "/meta");
     if (!kv.ok()) return "cannot open metadata: " + kv.status().ToString();
     s.kv = std::move(kv).value();
+  }
+  if (!cfg.pools.empty()) {
+    if (auto err = OpenPools(cfg, &s)) return *err;
+    return s;
   }
   if (cfg.drives.empty()) {
     auto store = storage::OpenPlainDataStore(s.fs.get(), cfg.data_dir);
@@ -86,6 +131,9 @@ void RestrictFileModes(const Config& cfg) {
   ::umask(0077);
   std::vector<std::string> roots = cfg.drives;
   roots.push_back(cfg.data_dir);
+  for (const PoolConfig& p : cfg.pools) {
+    for (const std::string& d : p.drives) roots.push_back(PoolPath(cfg, d));
+  }
   for (const std::string& dir : roots) {
     // Only existing directories: a drive whose directory vanished is never
     // recreated (the storage layer reports it); a new data dir is made 0700.
@@ -215,7 +263,8 @@ int RunServer(const Config& cfg) {
                (cfg.kms_key_file.empty() ? cfg.data_dir + "/kms.key" : cfg.kms_key_file).c_str());
   }
 
-  auto engine = object::ObjectEngine::Open(st.data, st.kv.get());
+  auto engine = st.pools.empty() ? object::ObjectEngine::Open(st.data, st.kv.get())
+                                 : object::ObjectEngine::Open(st.pools, st.kv.get());
   if (!engine.ok()) {
     std::fprintf(stderr, "strata: cannot open object engine: %s\n",
                  engine.status().ToString().c_str());
@@ -233,6 +282,17 @@ int RunServer(const Config& cfg) {
                                                   cfg.checkpoint_interval_s);
     checkpointer->Start();
   }
+  // The erasure-coded pools of a tiered layout heal and scrub on their own.
+  std::vector<std::unique_ptr<storage::Healer>> pool_healers;
+  for (auto& store : st.pool_stores) {
+    auto* erasure = dynamic_cast<storage::ErasureDataStore*>(store.get());
+    if (!erasure) continue;
+    storage::HealerOptions ho;
+    ho.scrub_interval_s = cfg.scrub_interval_s;
+    pool_healers.push_back(std::make_unique<storage::Healer>(erasure, ho));
+    erasure->SetHealCallback([h = pool_healers.back().get()](const std::string& id) { h->Enqueue(id); });
+    pool_healers.back()->Start();
+  }
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
 
@@ -244,9 +304,19 @@ int RunServer(const Config& cfg) {
   scfg.identities = identities->get();
   scfg.kms = kms->get();
   scfg.sse_c_over_http = cfg.sse_c_over_http;
+  scfg.classes = &st.classes;
+  scfg.lifecycle_day_ns = static_cast<int64_t>(cfg.lifecycle_day_seconds) * 1'000'000'000;
   auth::IdentityStore* ids = identities->get();
   auto secrets = [ids](std::string_view ak) { return ids->Secret(ak); };
   s3::Service service(engine->get(), scfg);
+  tier::ScannerOptions lo;
+  lo.day_ns = scfg.lifecycle_day_ns;
+  lo.interval_ns = cfg.lifecycle_interval_s > 0
+                       ? static_cast<int64_t>(cfg.lifecycle_interval_s) * 1'000'000'000
+                       : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
+  lo.max_actions_per_s = static_cast<uint32_t>(cfg.lifecycle_max_actions_per_s);
+  tier::Scanner lifecycle(engine->get(), st.kv.get(), &st.classes, lo);
+  lifecycle.Start();
 
   http::ServerOptions opts;
   opts.host = cfg.listen_host;
@@ -349,9 +419,11 @@ int RunServer(const Config& cfg) {
   }
   STRATA_LOG("signal %d: shutting down", sig);
   (*server)->Stop();
+  lifecycle.Stop();
   if (tls_server) tls_server->Stop();
   if (kv) kv->Stop();
   if (healer) healer->Stop();
+  for (auto& h : pool_healers) h->Stop();
   if (checkpointer) checkpointer->Stop();
   return 0;
 }

@@ -137,6 +137,7 @@ OpResult CopyObject(OpContext& ctx) {
   }
   object::WriteOptions options;
   options.storage_class = std::get<std::string>(storage_class);
+  options.pool = PoolOfClass(ctx.config, options.storage_class);
   options.tags = src_rec.tags;
   auto lock = LockFromRequest(ctx.http, *dest_bucket, ctx.engine.NowNs());
   if (auto* e = std::get_if<Error>(&lock)) return *e;

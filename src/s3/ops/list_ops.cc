@@ -99,7 +99,8 @@ OpResult ListObjects(OpContext& ctx, bool v2) {
     w.Element("ETag", "\"" + entry.record.etag + "\"");
     w.Element("Size", std::to_string(entry.record.size_bytes));
     if (fetch_owner) WriteOwner(ctx, w, "Owner", ObjectOwnerOf(ctx, *bucket, entry.record));
-    w.Element("StorageClass", "STANDARD");
+    w.Element("StorageClass",
+              entry.record.storage_class.empty() ? "STANDARD" : entry.record.storage_class);
     w.Close("Contents");
   }
   for (const auto& prefix : result->common_prefixes) {

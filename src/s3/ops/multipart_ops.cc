@@ -80,6 +80,7 @@ OpResult CreateMultipartUpload(OpContext& ctx) {
   auto storage_class = StorageClassFromRequest(ctx.http);
   if (auto* e = std::get_if<Error>(&storage_class)) return *e;
   upload.storage_class = std::get<std::string>(storage_class);
+  upload.pool = PoolOfClass(ctx.config, upload.storage_class);
   if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {
     auto tags = ParseTaggingHeader(*tagging);
     if (auto* e = std::get_if<Error>(&tags)) return *e;

@@ -126,6 +126,9 @@ OpResult GetObject(OpContext& ctx, bool head) {
   AddSseHeaders(rec.sse, customer_key_md5, &h);
   if (!rec.storage_class.empty()) h.emplace_back("x-amz-storage-class", rec.storage_class);
   if (!rec.tags.empty()) h.emplace_back("x-amz-tagging-count", std::to_string(rec.tags.size()));
+  if (!ctx.route.Query("versionId")) {  // the current version: a rule may expire it
+    if (auto exp = ExpirationHeader(ctx, ctx.route.key, rec)) h.emplace_back("x-amz-expiration", *exp);
+  }
 
   uint64_t first = 0, length = rec.size_bytes;
   int status = 200;

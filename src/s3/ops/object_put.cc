@@ -17,6 +17,7 @@ OpResult PutObject(OpContext& ctx) {
   auto storage_class = StorageClassFromRequest(ctx.http);
   if (auto* e = std::get_if<Error>(&storage_class)) return *e;
   options.storage_class = std::get<std::string>(storage_class);
+  options.pool = PoolOfClass(ctx.config, options.storage_class);
   if (const std::string* tagging = ctx.http.Header("x-amz-tagging")) {
     auto tags = ParseTaggingHeader(*tagging);
     if (auto* e = std::get_if<Error>(&tags)) return *e;
@@ -66,6 +67,7 @@ OpResult PutObject(OpContext& ctx) {
   AddChecksumHeaders(*rec, &h);
   AddSseHeaders(rec->sse, enc.customer_key_md5, &h);
   if (NamesVersions(*bucket)) h.emplace_back("x-amz-version-id", rec->VersionId());
+  if (auto exp = ExpirationHeader(ctx, ctx.route.key, *rec)) h.emplace_back("x-amz-expiration", *exp);
   return SendEmpty(ctx, 200, h);
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "tier/classes.h"
 
 namespace strata::s3 {
 
@@ -124,11 +125,13 @@ std::optional<Error> ValidateTags(const object::Tags& tags, size_t max_tags) {
 std::variant<std::string, Error> StorageClassFromRequest(const http::Request& req) {
   const std::string* sc = req.Header("x-amz-storage-class");
   if (!sc || *sc == "STANDARD") return std::string();
-  for (const char* known : {"REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA",
-                            "INTELLIGENT_TIERING", "GLACIER", "DEEP_ARCHIVE", "GLACIER_IR"}) {
-    if (*sc == known) return *sc;
-  }
+  if (tier::IsStorageClass(*sc)) return *sc;
   return MakeError(ErrorCode::kInvalidStorageClass);
+}
+
+std::string PoolOfClass(const ServiceConfig& config, const std::string& storage_class) {
+  if (!config.classes) return "";
+  return config.classes->PoolOf(storage_class.empty() ? "STANDARD" : storage_class);
 }
 
 std::variant<ChecksumCheck, Error> ChecksumCheck::FromRequest(

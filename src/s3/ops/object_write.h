@@ -31,6 +31,12 @@ std::optional<Error> ValidateTags(const object::Tags& tags, size_t max_tags = 10
 
 // x-amz-storage-class, validated; "" when absent or STANDARD.
 std::variant<std::string, Error> StorageClassFromRequest(const http::Request& req);
+// x-amz-expiration of the current version `rec` of `key` in the request's
+// bucket (s3/ops/lifecycle_ops.cc): nullopt if no lifecycle rule expires it.
+std::optional<std::string> ExpirationHeader(OpContext& ctx, const std::string& key,
+                                            const object::ObjectRecord& rec);
+// The pool a storage class's data goes to ("" = the first pool).
+std::string PoolOfClass(const ServiceConfig& config, const std::string& storage_class);
 
 // An additional checksum (x-amz-checksum-*) that the request declares, in a
 // header or as an aws-chunked trailer; computed over the body while it streams.

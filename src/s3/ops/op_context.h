@@ -19,6 +19,9 @@
 namespace strata::kms {
 class KeyService;
 }
+namespace strata::tier {
+class ClassMap;
+}
 
 namespace strata::s3 {
 
@@ -40,6 +43,10 @@ struct ServiceConfig {
   kms::KeyService* kms = nullptr;
   // SSE-C keys accepted over plain HTTP (tests only; AWS requires HTTPS).
   bool sse_c_over_http = false;
+  // Storage classes -> pools (tier/classes.h); null: one pool for all.
+  const tier::ClassMap* classes = nullptr;
+  // The length of a lifecycle "day" (x-amz-expiration; tests shorten it).
+  int64_t lifecycle_day_ns = 86400ll * 1'000'000'000;
 };
 
 struct OpContext {

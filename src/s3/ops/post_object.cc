@@ -192,6 +192,7 @@ OpResult PostObject(OpContext& ctx) {
   auto storage_class = StorageClassFromRequest(as_put);
   if (auto* e = std::get_if<Error>(&storage_class)) return *e;
   options.storage_class = std::get<std::string>(storage_class);
+  options.pool = PoolOfClass(ctx.config, options.storage_class);
   if (const std::string* tagging = Field(fields, "tagging")) {
     auto tags = ParseTagging(*tagging);
     if (!tags) return MakeError(ErrorCode::kMalformedXML);

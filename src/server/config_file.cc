@@ -1,0 +1,198 @@
+#include "server/config_file.h"
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/cli.h"
+
+namespace strata::server {
+namespace {
+
+// Where a value is, for messages: "FILE:LINE".
+std::string At(const std::string& path, const toml::node& n) {
+  return path + ":" + std::to_string(n.source().begin.line);
+}
+
+struct Reader {
+  const std::string& path;
+  std::optional<std::string> error;
+
+  bool Fail(const toml::node& n, const std::string& key, const std::string& what) {
+    if (!error) error = At(path, n) + ": " + key + ": " + what;
+    return false;
+  }
+  bool String(const toml::node& n, const std::string& key, std::string* out) {
+    auto v = n.value<std::string>();
+    if (!n.is_string() || !v) return Fail(n, key, "needs a string");
+    *out = *v;
+    return true;
+  }
+  bool Int(const toml::node& n, const std::string& key, int64_t lo, int64_t hi, int* out) {
+    auto v = n.value<int64_t>();
+    if (!n.is_integer() || !v || *v < lo || *v > hi) {
+      return Fail(n, key, "needs a whole number from " + std::to_string(lo) + " to " +
+                              std::to_string(hi));
+    }
+    *out = static_cast<int>(*v);
+    return true;
+  }
+  bool Strings(const toml::node& n, const std::string& key, std::vector<std::string>* out) {
+    const toml::array* a = n.as_array();
+    if (!a || a->empty()) return Fail(n, key, "needs a non-empty array of strings");
+    out->clear();
+    for (const toml::node& e : *a) {
+      auto v = e.value<std::string>();
+      if (!e.is_string() || !v || v->empty()) return Fail(e, key, "needs non-empty strings");
+      out->push_back(*v);
+    }
+    return true;
+  }
+  // "HOST:PORT"
+  bool HostPort(const toml::node& n, const std::string& key, std::string* host, int* port) {
+    std::string text;
+    if (!String(n, key, &text)) return false;
+    size_t colon = text.rfind(':');
+    std::optional<int64_t> p;
+    if (colon != std::string::npos) p = cli::ParseWholeNumber(text.substr(colon + 1));
+    if (!p || *p > 65535) return Fail(n, key, "needs HOST:PORT, got '" + text + "'");
+    *host = text.substr(0, colon);
+    if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+      *host = host->substr(1, host->size() - 2);
+    }
+    *port = static_cast<int>(*p);
+    return true;
+  }
+  // "K+M"
+  bool Layout(const toml::node& n, const std::string& key, int* k, int* m) {
+    std::string text;
+    if (!String(n, key, &text)) return false;
+    size_t plus = text.find('+');
+    std::optional<int64_t> kk, mm;
+    if (plus != std::string::npos) {
+      kk = cli::ParseWholeNumber(text.substr(0, plus));
+      mm = cli::ParseWholeNumber(text.substr(plus + 1));
+    }
+    if (!kk || !mm || *kk < 1 || *kk > 255 || *mm > 255) {
+      return Fail(n, key, "needs K+M with K >= 1 and M >= 0, e.g. 4+2, got '" + text + "'");
+    }
+    *k = static_cast<int>(*kk);
+    *m = static_cast<int>(*mm);
+    return true;
+  }
+
+  bool Pool(const toml::node& n, PoolConfig* p) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "pool", "needs a table ([[pool]])");
+    bool has_path = false;
+    for (auto&& [k, v] : *t) {
+      const std::string key(k.str());
+      const std::string name = "pool." + key;
+      bool ok = true;
+      if (key == "name") {
+        ok = String(v, name, &p->name);
+      } else if (key == "media") {
+        ok = String(v, name, &p->media);
+      } else if (key == "path") {
+        std::string dir;
+        ok = String(v, name, &dir);
+        if (ok) p->drives = {dir};
+        has_path = true;
+      } else if (key == "drives") {
+        ok = Strings(v, name, &p->drives);
+      } else if (key == "ec") {
+        ok = Layout(v, name, &p->ec_k, &p->ec_m);
+      } else {
+        ok = Fail(v, name, "unknown key (name, media, path, drives, ec)");
+      }
+      if (!ok) return false;
+    }
+    if (has_path && t->contains("drives")) return Fail(n, "pool", "has both path and drives");
+    if (p->name.empty()) return Fail(n, "pool", "needs a name");
+    if (p->drives.empty()) return Fail(n, "pool " + p->name, "needs a path or drives");
+    if (p->media.empty()) return Fail(n, "pool " + p->name, "needs a media (gpu-direct, hot, warm, cold)");
+    return true;
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    std::string what(e.description());
+    if (what.find("File could not be opened") != std::string::npos) {
+      return path + ": cannot be read";
+    }
+    return path + ":" + std::to_string(e.source().begin.line) + ": " + what;
+  }
+  Reader r{path, std::nullopt};
+  for (auto&& [k, v] : root) {
+    const std::string key(k.str());
+    if (key == "listen") {
+      r.HostPort(v, key, &c->listen_host, &c->listen_port);
+    } else if (key == "data") {
+      r.String(v, key, &c->data_dir);
+    } else if (key == "region") {
+      r.String(v, key, &c->region);
+    } else if (key == "domain") {
+      r.String(v, key, &c->domain);
+    } else if (key == "workers") {
+      r.Int(v, key, 1, 65536, &c->workers);
+    } else if (key == "drives") {
+      r.Strings(v, key, &c->drives);
+    } else if (key == "ec") {
+      r.Layout(v, key, &c->ec_k, &c->ec_m);
+    } else if (key == "kv_listen") {
+      std::string text;
+      if (v.is_string() && v.value<std::string>() == "off") {
+        c->kv_listen_port = -1;
+        c->kv_listen_explicit = true;
+      } else if (r.HostPort(v, key, &c->kv_listen_host, &c->kv_listen_port)) {
+        c->kv_listen_explicit = true;
+      }
+    } else if (key == "lifecycle_day_seconds") {
+      r.Int(v, key, 1, 86400, &c->lifecycle_day_seconds);
+    } else if (key == "lifecycle_interval_seconds") {
+      r.Int(v, key, 0, 7 * 86400, &c->lifecycle_interval_s);
+    } else if (key == "lifecycle_max_actions_per_second") {
+      r.Int(v, key, 0, 1'000'000, &c->lifecycle_max_actions_per_s);
+    } else if (key == "pool") {
+      const toml::array* pools = v.as_array();
+      if (!pools) {
+        r.Fail(v, key, "needs [[pool]] tables");
+      } else {
+        c->pools.clear();
+        for (const toml::node& p : *pools) {
+          PoolConfig pool;
+          if (!r.Pool(p, &pool)) break;
+          c->pools.push_back(std::move(pool));
+        }
+      }
+    } else if (key == "storage_classes") {
+      const toml::table* t = v.as_table();
+      if (!t) {
+        r.Fail(v, key, "needs a table ([storage_classes] CLASS = \"pool\")");
+      } else {
+        c->storage_classes.clear();
+        for (auto&& [cls, pool] : *t) {
+          std::string name;
+          if (!r.String(pool, "storage_classes." + std::string(cls.str()), &name)) break;
+          c->storage_classes.emplace_back(std::string(cls.str()), name);
+        }
+      }
+    } else {
+      r.Fail(v, key,
+             "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
+             "lifecycle_day_seconds, lifecycle_interval_seconds, "
+             "lifecycle_max_actions_per_second, [[pool]], [storage_classes])");
+    }
+    if (r.error) return r.error;
+  }
+  return r.error;
+}
+
+}  // namespace strata::server

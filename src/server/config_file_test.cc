@@ -1,0 +1,144 @@
+// `strata server --config FILE` (server/config_file.h): the TOML settings,
+// flags overriding them, and the checks of a tiered layout (CheckPools) that
+// keep a server from starting on a bad one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "server/config.h"
+#include "server/config_file.h"
+
+namespace strata::server {
+namespace {
+
+class ConfigFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/strata-config-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    ::unlink((dir_ + "/c.toml").c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::string Write(const std::string& text) {
+    std::ofstream(dir_ + "/c.toml") << text;
+    return dir_ + "/c.toml";
+  }
+  std::variant<Config, UsageError> Parse(const std::string& text,
+                                         std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--config", Write(text)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ParseServerArgs(args);
+  }
+  Config Ok(const std::string& text, std::vector<std::string> extra = {}) {
+    auto r = Parse(text, std::move(extra));
+    EXPECT_TRUE(std::holds_alternative<Config>(r))
+        << (std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r).message : "");
+    return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
+  }
+  std::string Refused(const std::string& text) {
+    auto r = Parse(text);
+    EXPECT_TRUE(std::holds_alternative<UsageError>(r)) << text;
+    return std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r).message : "";
+  }
+  std::string dir_;
+};
+
+constexpr char kFourTiers[] = R"(
+listen = "0.0.0.0:9100"
+data = "/srv/strata"
+lifecycle_day_seconds = 2
+[[pool]]
+name = "gpu"
+media = "gpu-direct"
+path = "pools/gpu"
+[[pool]]
+name = "hot"
+media = "hot"
+path = "pools/hot"
+[[pool]]
+name = "warm"
+media = "warm"
+drives = ["pools/warm/d1", "pools/warm/d2", "pools/warm/d3", "pools/warm/d4"]
+ec = "2+2"
+[[pool]]
+name = "cold"
+media = "cold"
+path = "/archive/cold"
+[storage_classes]
+GLACIER_IR = "cold"
+)";
+
+TEST_F(ConfigFileTest, FourTiersAndFlagsOverride) {
+  Config c = Ok(kFourTiers, {"--listen", "127.0.0.1:9200"});
+  EXPECT_EQ(c.listen_host, "127.0.0.1");  // the flag wins
+  EXPECT_EQ(c.listen_port, 9200);
+  EXPECT_EQ(c.data_dir, "/srv/strata");
+  EXPECT_EQ(c.lifecycle_day_seconds, 2);
+  ASSERT_EQ(c.pools.size(), 4u);
+  EXPECT_EQ(c.pools[2].name, "warm");
+  EXPECT_EQ(c.pools[2].drives.size(), 4u);
+  EXPECT_EQ(c.pools[2].ec_k, 2);
+  EXPECT_EQ(c.pools[2].ec_m, 2);
+  EXPECT_EQ(PoolPath(c, c.pools[0].drives[0]), "/srv/strata/pools/gpu");
+  EXPECT_EQ(PoolPath(c, c.pools[3].drives[0]), "/archive/cold");
+  ASSERT_EQ(c.storage_classes.size(), 1u);
+  EXPECT_EQ(c.storage_classes[0].second, "cold");
+  Config d = Ok(kFourTiers, {"--lifecycle-day-seconds", "5", "--data", "/other"});
+  EXPECT_EQ(d.lifecycle_day_seconds, 5);
+  EXPECT_EQ(PoolPath(d, d.pools[1].drives[0]), "/other/pools/hot");
+}
+
+TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
+  std::string m = Refused("listen = 9000\n");
+  EXPECT_NE(m.find(":1: listen: needs a string"), std::string::npos) << m;
+  m = Refused("\n\nlisten_port = 1\n");
+  EXPECT_NE(m.find(":3: listen_port: unknown key"), std::string::npos) << m;
+  m = Refused("listen = \"x\n");  // not TOML
+  EXPECT_NE(m.find("--config: "), std::string::npos) << m;
+  m = Refused("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \"a\"\ncolor = \"red\"\n");
+  EXPECT_NE(m.find("pool.color: unknown key"), std::string::npos) << m;
+  m = Refused("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\n");
+  EXPECT_NE(m.find("needs a path or drives"), std::string::npos) << m;
+  m = Refused("workers = 0\n");
+  EXPECT_NE(m.find("workers: needs a whole number from 1"), std::string::npos) << m;
+  auto missing = ParseServerArgs({"--config", dir_ + "/absent.toml"});
+  ASSERT_TRUE(std::holds_alternative<UsageError>(missing));
+  EXPECT_NE(std::get<UsageError>(missing).message.find("cannot be read"), std::string::npos);
+}
+
+TEST_F(ConfigFileTest, BadLayoutsKeepTheServerFromStarting) {
+  auto pools = [](const std::string& extra) {
+    return std::string("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \"p/hot\"\n") + extra;
+  };
+  std::string m = Refused(pools("[[pool]]\nname = \"hot\"\nmedia = \"warm\"\npath = \"p/w\"\n"));
+  EXPECT_NE(m.find("two pools are named 'hot'"), std::string::npos) << m;
+  m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"tape\"\npath = \"p/w\"\n"));
+  EXPECT_NE(m.find("media 'tape'"), std::string::npos) << m;
+  // The same directory, a nested one, or the same one spelled differently.
+  for (const char* dup : {"p/hot", "p/hot/inner", "./p/x/../hot/", "p"}) {
+    m = Refused(pools(std::string("[[pool]]\nname = \"w\"\nmedia = \"warm\"\npath = \"") + dup +
+                      "\"\n"));
+    EXPECT_NE(m.find("overlaps a drive of pool 'hot'"), std::string::npos) << dup << ": " << m;
+  }
+  m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"warm\"\npath = \"meta\"\n"));
+  EXPECT_NE(m.find("overlaps the metadata directory"), std::string::npos) << m;
+  m = Refused(pools("[storage_classes]\nGLACIER = \"tape\"\n"));
+  EXPECT_NE(m.find("no pool of that name"), std::string::npos) << m;
+  m = Refused(pools("drives = [\"/d1\", \"/d2\"]\n"));
+  // (top-level keys after a [[pool]] table belong to it in TOML)
+  EXPECT_NE(m.find("has both path and drives"), std::string::npos) << m;
+  auto both = ParseServerArgs({"--config", Write(pools("")), "--drives", "/d1,/d2"});
+  ASSERT_TRUE(std::holds_alternative<UsageError>(both));
+  EXPECT_NE(std::get<UsageError>(both).message.find("exclusive"), std::string::npos);
+  m = Refused("[[pool]]\nname = \"w\"\nmedia = \"warm\"\ndrives = [\"a\", \"b\"]\nec = \"2+2\"\n");
+  EXPECT_NE(m.find("needs at least 4 drives"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace strata::server

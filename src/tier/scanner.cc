@@ -1,0 +1,267 @@
+#include "tier/scanner.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/log.h"
+#include "meta/keys.h"
+
+namespace strata::tier {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t MonoNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Progress value: bucket + '\0' + the last key finished in it.
+std::string EncodeProgress(const std::string& bucket, const std::string& key) {
+  std::string v = bucket;
+  v.push_back('\0');
+  v += key;
+  return v;
+}
+
+bool HasSizeFilter(const Configuration& c, const std::string& rule_id) {
+  for (const Rule& r : c.rules) {
+    if (r.id == rule_id) return r.filter.size_greater_than || r.filter.size_less_than;
+  }
+  return false;
+}
+
+}  // namespace
+
+ScanStats& ScanStats::operator+=(const ScanStats& o) {
+  versions += o.versions;
+  deleted += o.deleted;
+  markers += o.markers;
+  transitioned += o.transitioned;
+  aborted_uploads += o.aborted_uploads;
+  locked += o.locked;
+  raced += o.raced;
+  failed += o.failed;
+  return *this;
+}
+
+Scanner::Scanner(object::ObjectEngine* engine, meta::KvStore* kv, const ClassMap* classes,
+                 ScannerOptions options)
+    : engine_(engine), kv_(kv), classes_(classes), options_(options) {}
+
+Scanner::~Scanner() { Stop(); }
+
+void Scanner::Start() {
+  thread_ = std::thread([this] {
+    while (!stopping()) {
+      auto stats = RunPass();
+      if (!stats.ok()) {
+        STRATA_LOG("lifecycle: pass failed: %s", stats.status().ToString().c_str());
+      }
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::nanoseconds(options_.interval_ns),
+                   [this] { return stopping(); });
+    }
+  });
+}
+
+void Scanner::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+ScanStats Scanner::totals() const {
+  std::lock_guard lock(mu_);
+  return totals_;
+}
+
+void Scanner::Pace() {
+  if (options_.max_actions_per_s == 0) return;
+  const int64_t step = 1'000'000'000 / options_.max_actions_per_s;
+  const int64_t now = MonoNs();
+  next_action_ns_ = std::max(next_action_ns_ + step, now);
+  // Never wait long with a stop pending: in slices.
+  while (!stopping() && MonoNs() < next_action_ns_ - step) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+Result<ScanStats> Scanner::RunPass() {
+  std::lock_guard pass(pass_mu_);
+  ScanStats stats;
+  std::string resume_bucket, resume_key;
+  {
+    ASSIGN_OR_RETURN(auto saved, kv_->Get(meta::LifecycleProgressKey()));
+    if (saved) {
+      size_t nul = saved->find('\0');
+      if (nul != std::string::npos) {
+        resume_bucket = saved->substr(0, nul);
+        resume_key = saved->substr(nul + 1);
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(auto buckets, engine_->ListBuckets());  // in name order
+  Status result;
+  for (const auto& [name, rec] : buckets) {
+    if (stopping()) break;
+    if (!resume_bucket.empty() && name < resume_bucket) continue;
+    const std::string after = name == resume_bucket ? resume_key : "";
+    if (rec.lifecycle.empty()) continue;
+    Status st = ScanBucket(name, rec, after, &stats);
+    if (!st.ok()) {
+      STRATA_LOG("lifecycle: bucket %s: %s", name.c_str(), st.ToString().c_str());
+      ++stats.failed;
+    }
+  }
+  if (!stopping()) {  // a whole pass done: the next one starts from the top
+    meta::WriteBatch done;
+    done.Delete(meta::LifecycleProgressKey());
+    RETURN_IF_ERROR(kv_->Write(done, /*sync=*/false));
+    ++passes_;
+  }
+  std::lock_guard lock(mu_);
+  totals_ += stats;
+  return stats;
+}
+
+Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord& rec,
+                           const std::string& resume_after, ScanStats* stats) {
+  auto parsed = ParseLifecycle(rec.lifecycle, [](std::string_view) { return true; });
+  auto* config = std::get_if<Configuration>(&parsed);
+  if (!config) return Corruption("the stored lifecycle configuration does not parse");
+  object::ListVersionsParams params;
+  params.key_marker = resume_after;
+  params.max_keys = static_cast<int>(options_.page_versions);
+  std::vector<object::VersionEntry> group;  // one key's versions, maybe across pages
+  while (!stopping()) {
+    ASSIGN_OR_RETURN(auto page, engine_->ListVersions(bucket, params));
+    std::string finished;  // the last key whose versions were all applied
+    for (object::VersionEntry& v : page.versions) {
+      if (!group.empty() && group.front().key != v.key) {
+        finished = group.front().key;
+        ApplyToKey(bucket, rec, *config, group, stats);
+        group.clear();
+      }
+      group.push_back(std::move(v));
+    }
+    if (!page.is_truncated) break;
+    params.key_marker = page.next_key_marker;
+    params.version_id_marker = page.next_version_id_marker;
+    if (!finished.empty()) {
+      meta::WriteBatch progress;
+      progress.Put(meta::LifecycleProgressKey(), EncodeProgress(bucket, finished));
+      RETURN_IF_ERROR(kv_->Write(progress, /*sync=*/false));
+    }
+  }
+  if (!group.empty() && !stopping()) ApplyToKey(bucket, rec, *config, group, stats);
+  if (stopping()) return Status::OK();
+  RETURN_IF_ERROR(ScanUploads(bucket, *config, stats));
+  meta::WriteBatch progress;  // this bucket is done
+  progress.Put(meta::LifecycleProgressKey(), EncodeProgress(bucket + '\x01', ""));
+  return kv_->Write(progress, /*sync=*/false);
+}
+
+void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& rec,
+                         const Configuration& config,
+                         const std::vector<object::VersionEntry>& versions, ScanStats* stats) {
+  const int64_t now = NowNs();
+  uint32_t noncurrent_seen = 0;
+  for (size_t i = 0; i < versions.size() && !stopping(); ++i) {
+    const object::VersionEntry& e = versions[i];
+    const object::ObjectRecord& r = e.record;
+    ++stats->versions;
+    VersionFacts v;
+    v.key = e.key;
+    v.size_bytes = r.size_bytes;
+    v.mtime_ns = r.mtime_ns;
+    v.tags = r.tags;
+    v.storage_class = r.storage_class;
+    v.is_latest = e.is_latest;
+    v.delete_marker = r.delete_marker;
+    v.versioned_bucket = rec.versioning != object::Versioning::kUnversioned;
+    v.only_version = versions.size() == 1;
+    if (!e.is_latest) {
+      v.noncurrent_since_ns = versions[i - 1].record.mtime_ns;
+      v.newer_noncurrent = noncurrent_seen++;
+    }
+    Action a = Evaluate(config, v, now, options_.day_ns);
+    if (a.kind == ActionKind::kTransition && r.size_bytes < rec.lifecycle_min_transition_bytes &&
+        !HasSizeFilter(config, a.rule_id)) {
+      continue;  // AWS's default minimum (x-amz-transition-default-minimum-object-size)
+    }
+    if (a.kind == ActionKind::kNone) continue;
+    Pace();
+    Status st;
+    object::DeleteOptions only_this;
+    only_this.only_if_stamp = r.version_stamp;
+    switch (a.kind) {
+      case ActionKind::kDelete: {
+        object::VersionSelector sel;
+        sel.null = !r.versioned;
+        sel.stamp = r.version_stamp;
+        st = engine_->DeleteVersion(bucket, e.key, sel, only_this).status();
+        if (st.ok()) ++stats->deleted;
+        break;
+      }
+      case ActionKind::kAddMarker:
+        st = engine_->DeleteVersion(bucket, e.key, std::nullopt, only_this).status();
+        if (st.ok()) ++stats->markers;
+        break;
+      case ActionKind::kTransition: {
+        const std::string& pool = classes_ ? classes_->PoolOf(a.storage_class) : std::string();
+        st = engine_->MoveVersion(bucket, e.key, r.version_stamp, pool, a.storage_class);
+        if (st.ok()) ++stats->transitioned;
+        break;
+      }
+      case ActionKind::kNone:
+        break;
+    }
+    if (st.ok()) continue;
+    if (st.code() == Code::kPermissionDenied && st.detail() == Detail::kLocked) {
+      ++stats->locked;
+    } else if (st.code() == Code::kPreconditionFailed || st.code() == Code::kNotFound) {
+      ++stats->raced;
+    } else {
+      ++stats->failed;
+      STRATA_LOG("lifecycle: %s/%s version %s (rule %s): %s", bucket.c_str(), e.key.c_str(),
+                 r.VersionId().c_str(), a.rule_id.c_str(), st.ToString().c_str());
+    }
+  }
+}
+
+Status Scanner::ScanUploads(const std::string& bucket, const Configuration& config,
+                            ScanStats* stats) {
+  object::ListUploadsParams params;
+  params.max_uploads = 1000;
+  while (!stopping()) {
+    ASSIGN_OR_RETURN(auto page, engine_->ListUploads(bucket, params));
+    const int64_t now = NowNs();
+    for (const object::UploadInfo& u : page.uploads) {
+      if (!AbortDue(config, u.key, u.record.initiated_ns, now, options_.day_ns)) continue;
+      Pace();
+      Status st = engine_->AbortUpload(bucket, u.key, u.upload_id);
+      if (st.ok()) {
+        ++stats->aborted_uploads;
+      } else if (st.code() != Code::kNotFound) {
+        ++stats->failed;
+        STRATA_LOG("lifecycle: abort %s/%s upload %s: %s", bucket.c_str(), u.key.c_str(),
+                   u.upload_id.c_str(), st.ToString().c_str());
+      }
+    }
+    if (!page.is_truncated) break;
+    params.key_marker = page.next_key_marker;
+    params.upload_id_marker = page.next_upload_id_marker;
+  }
+  return Status::OK();
+}
+
+}  // namespace strata::tier
