@@ -51,6 +51,33 @@ inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntent
                                         kLifecyclePrefix};
 
 inline std::string LifecycleProgressKey() { return std::string(1, kLifecyclePrefix) + "scan"; }
+// "Lr" + bucket + '\0' + key + '\0' + BE64(stamp): a version with a restore
+// requested or made (object/move.cc writes it with the record; tier/restore.h
+// walks them to make and expire the copies).
+inline std::string RestoreIndexPrefix() { return std::string(1, kLifecyclePrefix) + "r"; }
+inline std::string RestoreIndexKey(std::string_view bucket, std::string_view key, uint64_t stamp) {
+  std::string k = RestoreIndexPrefix();
+  k.append(bucket).push_back('\0');
+  k.append(key).push_back('\0');
+  for (int i = 7; i >= 0; --i) k.push_back(static_cast<char>((stamp >> (8 * i)) & 0xff));
+  return k;
+}
+// Inverse of RestoreIndexKey; false if `raw` is not one.
+inline bool ParseRestoreIndexKey(std::string_view raw, std::string* bucket, std::string* key,
+                                 uint64_t* stamp) {
+  if (!raw.starts_with(RestoreIndexPrefix()) || raw.size() < 2 + 2 + 8) return false;
+  raw.remove_prefix(2);
+  size_t a = raw.find('\0');
+  if (a == std::string_view::npos) return false;
+  std::string_view rest = raw.substr(a + 1);
+  if (rest.size() < 9 || rest[rest.size() - 9] != '\0') return false;
+  *bucket = std::string(raw.substr(0, a));
+  *key = std::string(rest.substr(0, rest.size() - 9));
+  uint64_t s = 0;
+  for (char c : rest.substr(rest.size() - 8)) s = (s << 8) | static_cast<uint8_t>(c);
+  *stamp = s;
+  return true;
+}
 
 // A prefix byte used twice would silently merge two key spaces.
 consteval bool PrefixesAreUnique() {

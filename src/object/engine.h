@@ -237,6 +237,8 @@ struct DeleteOutcome {
   std::string version_id;      // the marker created or the version removed; "" if none
 };
 
+enum class RestoreRequestOutcome { kStarted, kInProgress, kExtended };
+
 struct ListVersionsParams {
   std::string prefix;
   std::string delimiter;
@@ -409,6 +411,24 @@ class ObjectEngine {
                      const std::string& to_pool, const std::string& storage_class,
                      const std::function<Status(const ObjectRecord&)>& keep = nullptr);
 
+  // RestoreObject (docs/tiers.md). RequestRestore marks version `stamp` as
+  // being restored for `days` (kStarted), or, when a copy exists, extends it
+  // to `extend_to_ns` (kExtended); kInProgress if a restore is already under
+  // way. CompleteRestore then copies the data into `to_pool` and records the
+  // copy (readable until expiry_of(days); OpenVersion reads it); ExpireRestore
+  // drops the copy. All three go through the commit protocol as MoveVersion.
+  Result<RestoreRequestOutcome> RequestRestore(const std::string& bucket, const std::string& key,
+                                               uint64_t stamp, uint32_t days,
+                                               int64_t extend_to_ns);
+  Status CompleteRestore(const std::string& bucket, const std::string& key, uint64_t stamp,
+                         const std::string& to_pool,
+                         const std::function<int64_t(uint32_t days)>& expiry_of);
+  Status ExpireRestore(const std::string& bucket, const std::string& key, uint64_t stamp);
+  // The record of version `stamp`, the null version included (HeadVersion
+  // names that one "null" only). NotFound (kVersion) if none.
+  Result<ObjectRecord> RecordOfStamp(const std::string& bucket, const std::string& key,
+                                     uint64_t stamp);
+
   int64_t NowNs() const;
   // The data id of a bucket's marker on a self-describing store.
   static std::string BucketMarkerId(const std::string& name);
@@ -420,6 +440,24 @@ class ObjectEngine {
   storage::DataStore* primary() const { return pools_[0].store; }
   Status Recover();
   Status SweepUnreferencedData();
+  // Pools (object/move.cc): version `stamp`'s record (encoded, decoded).
+  Result<std::pair<std::string, ObjectRecord>> ReadVersion(const std::string& bucket,
+                                                           const std::string& key, uint64_t stamp);
+  // Copies the stored bytes of `rec`'s data (its file, or its parts) from
+  // one store into new files of another (each with an intent record); the
+  // new ids, in order. Nothing is left behind on failure.
+  Result<std::vector<std::string>> CopyData(const std::string& bucket, const std::string& key,
+                                            const ObjectRecord& rec, storage::DataStore* from,
+                                            storage::DataStore* to, const std::string& to_pool);
+  // Under the bucket and key locks: if the record is still `before` (and
+  // `keep` agrees), puts `after` with the intents of `new_files` dropped and
+  // `old_files` made garbage, in one synced batch; then collects them. On
+  // any refusal the new files are collected instead.
+  Status SwitchRecord(const std::string& bucket, const std::string& key,
+                      const std::string& version_key, const std::string& before,
+                      const ObjectRecord& after, const std::vector<std::string>& new_files,
+                      const std::vector<std::string>& old_files,
+                      const std::function<Status(const ObjectRecord&)>& keep);
   // One pool's part of it: removes its orphans among `listed`; the count.
   size_t SweepPool(const Pool& pool, const std::vector<std::string>& listed,
                    const std::set<std::string>& referenced, size_t buckets);

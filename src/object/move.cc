@@ -43,6 +43,113 @@ Status CopyStored(storage::DataReader& from, storage::DataWriter& to) {
 
 }  // namespace
 
+Result<std::vector<std::string>> ObjectEngine::CopyData(const std::string& bucket,
+                                                        const std::string& key,
+                                                        const ObjectRecord& rec,
+                                                        storage::DataStore* from,
+                                                        storage::DataStore* to,
+                                                        const std::string& to_pool) {
+  auto stored = [&](uint64_t plain) { return rec.sse.on() ? crypto::SealedSize(plain) : plain; };
+  std::vector<std::pair<std::string, uint64_t>> sources;  // id, stored size
+  if (rec.parts.empty()) {
+    sources.emplace_back(rec.file_id, stored(rec.size_bytes));
+  } else {
+    for (const PartRef& p : rec.parts) sources.emplace_back(p.file_id, stored(p.size_bytes));
+  }
+  std::vector<std::string> new_files;
+  meta::WriteBatch intents;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    new_files.push_back(NewFileId());
+    intents.Put(meta::IntentKey(new_files.back()), "");
+  }
+  RETURN_IF_ERROR(kv_->Write(intents, /*sync=*/false));
+  // What each copy's trailer says: the version as it will be (a single
+  // file), or the part (as ObjectWriter writes a part's).
+  ObjectRecord described = rec;
+  described.pool = to_pool;
+  if (rec.parts.empty()) {
+    described.file_id = new_files[0];
+    described.tags_on_drives = described.lock_on_drives = described.acl_on_drives = false;
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto reader, from->Open(sources[i].first, sources[i].second));
+      const bool part = !rec.parts.empty();
+      storage::DataHeader header{bucket, key, part ? rec.upload_id : "",
+                                 part ? static_cast<uint32_t>(i + 1) : 0, NextVersionStamp()};
+      ASSIGN_OR_RETURN(auto writer, to->Create(new_files[i], header));
+      Status copied = CopyStored(*reader, *writer);
+      if (!copied.ok()) {
+        writer->Abort();
+        return copied;
+      }
+      ObjectRecord trailer = described;
+      if (part) {
+        trailer = ObjectRecord{};
+        trailer.size_bytes = rec.parts[i].size_bytes;
+        trailer.etag = rec.parts[i].etag;
+        trailer.mtime_ns = rec.mtime_ns;
+        trailer.version_stamp = rec.version_stamp;
+        trailer.is_inline = false;
+        trailer.file_id = new_files[i];
+        trailer.checksum_value = rec.parts[i].checksum;
+        trailer.sse = rec.sse;
+        trailer.sse.salt = rec.parts[i].salt;
+        trailer.upload_id = rec.upload_id;
+        trailer.pool = to_pool;
+      }
+      return writer->Finish(EncodeTrailer(part ? TrailerKind::kPart : TrailerKind::kObject,
+                                          EncodeObjectRecord(trailer)));
+    }();
+    if (!st.ok()) {
+      for (const std::string& f : new_files) CollectGarbage(f);
+      return st.WithContext("copying " + bucket + "/" + key + " to pool " + to_pool);
+    }
+  }
+  return new_files;
+}
+
+Status ObjectEngine::SwitchRecord(const std::string& bucket, const std::string& key,
+                                  const std::string& version_key, const std::string& before,
+                                  const ObjectRecord& after,
+                                  const std::vector<std::string>& new_files,
+                                  const std::vector<std::string>& old_files,
+                                  const std::function<Status(const ObjectRecord&)>& keep) {
+  Status switched = [&]() -> Status {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    ASSIGN_OR_RETURN(auto now, kv_->Get(version_key));
+    if (!now) return NotFound(Detail::kVersion, "the version went away");
+    if (*now != before) return PreconditionFailed("the version changed while its data was copied");
+    if (keep) {
+      auto rec = DecodeObjectRecord(*now);
+      if (!rec) return Corruption("undecodable object record for " + bucket + "/" + key);
+      RETURN_IF_ERROR(keep(*rec));
+    }
+    meta::WriteBatch batch;
+    batch.Put(version_key, EncodeObjectRecord(after));
+    for (const std::string& f : new_files) batch.Delete(meta::IntentKey(f));
+    for (const std::string& f : old_files) batch.Put(meta::GarbageKey(f), "");
+    return kv_->Write(batch, /*sync=*/true);
+  }();
+  if (!switched.ok()) {
+    for (const std::string& f : new_files) CollectGarbage(f);
+    return switched;
+  }
+  for (const std::string& f : old_files) CollectGarbage(f);
+  return Status::OK();
+}
+
+Result<std::pair<std::string, ObjectRecord>> ObjectEngine::ReadVersion(const std::string& bucket,
+                                                                       const std::string& key,
+                                                                       uint64_t stamp) {
+  ASSIGN_OR_RETURN(auto value, kv_->Get(meta::ObjectVersionKey(bucket, key, stamp)));
+  if (!value) return NotFound(Detail::kVersion, "version " + VersionIdOf(stamp) + " of " + key);
+  auto rec = DecodeObjectRecord(*value);
+  if (!rec) return Corruption("undecodable object record for " + bucket + "/" + key);
+  return std::make_pair(std::move(*value), std::move(*rec));
+}
+
 Status ObjectEngine::MoveVersion(const std::string& bucket, const std::string& key,
                                  uint64_t stamp, const std::string& to_pool,
                                  const std::string& storage_class,
@@ -50,123 +157,111 @@ Status ObjectEngine::MoveVersion(const std::string& bucket, const std::string& k
   storage::DataStore* to = PoolStore(to_pool);
   if (!to) return InvalidArgument("no pool named " + to_pool);
   const std::string version_key = meta::ObjectVersionKey(bucket, key, stamp);
-  ASSIGN_OR_RETURN(auto value, kv_->Get(version_key));
-  if (!value) return NotFound(Detail::kVersion, "version " + VersionIdOf(stamp) + " of " + key);
-  auto found = DecodeObjectRecord(*value);
-  if (!found) return Corruption("undecodable object record for " + bucket + "/" + key);
-  const ObjectRecord before = *found;
+  ASSIGN_OR_RETURN(auto found, ReadVersion(bucket, key, stamp));
+  const ObjectRecord& before = found.second;
   if (before.delete_marker) return InvalidArgument("a delete marker has no data to move");
   storage::DataStore* from = PoolStore(before.pool);
   if (!from) return Unavailable("the pool " + before.pool + " of " + key + " is not configured");
-
   ObjectRecord after = before;
   after.pool = to_pool;
   after.storage_class = storage_class;
-  // The files to copy: the version's data file, or its parts (a multipart
-  // object's manifest, like its tag / lock / ACL records, stays in the
-  // primary pool).
-  std::vector<std::string> old_files, new_files;
-  auto stored = [&](uint64_t plain) { return before.sse.on() ? crypto::SealedSize(plain) : plain; };
-  const bool moves_data = !before.is_inline && from != to;
-  if (moves_data) {
-    meta::WriteBatch intents;
-    std::vector<std::pair<std::string, uint64_t>> sources;  // id, stored size
-    if (before.parts.empty()) {
-      sources.emplace_back(before.file_id, stored(before.size_bytes));
-    } else {
-      for (const PartRef& p : before.parts) sources.emplace_back(p.file_id, stored(p.size_bytes));
-    }
-    for (size_t i = 0; i < sources.size(); ++i) {
-      new_files.push_back(NewFileId());
-      intents.Put(meta::IntentKey(new_files.back()), "");
-    }
-    RETURN_IF_ERROR(kv_->Write(intents, /*sync=*/false));
-    auto drop_copies = [&] {
-      for (const std::string& f : new_files) CollectGarbage(f);
-    };
-    if (before.parts.empty()) {
-      after.file_id = new_files[0];
-      // The new file describes the version as it now is (tags, lock and ACL
-      // included), so no record of them on the drives is needed beside it.
-      after.tags_on_drives = after.lock_on_drives = after.acl_on_drives = false;
-    } else {
-      for (size_t i = 0; i < after.parts.size(); ++i) after.parts[i].file_id = new_files[i];
-    }
-    for (size_t i = 0; i < sources.size(); ++i) {
-      Status st = [&]() -> Status {
-        ASSIGN_OR_RETURN(auto reader, from->Open(sources[i].first, sources[i].second));
-        const bool part = !before.parts.empty();
-        storage::DataHeader header{bucket, key, part ? before.upload_id : "",
-                                   part ? static_cast<uint32_t>(i + 1) : 0, NextVersionStamp()};
-        ASSIGN_OR_RETURN(auto writer, to->Create(new_files[i], header));
-        Status copied = CopyStored(*reader, *writer);
-        if (!copied.ok()) {
-          writer->Abort();
-          return copied;
-        }
-        ObjectRecord described = after;
-        if (part) {  // a part's trailer describes the part (as ObjectWriter writes it)
-          described = ObjectRecord{};
-          described.size_bytes = after.parts[i].size_bytes;
-          described.etag = after.parts[i].etag;
-          described.mtime_ns = after.mtime_ns;
-          described.version_stamp = after.version_stamp;
-          described.is_inline = false;
-          described.file_id = new_files[i];
-          described.checksum_value = after.parts[i].checksum;
-          described.sse = after.sse;
-          described.sse.salt = after.parts[i].salt;
-          described.upload_id = after.upload_id;
-          described.pool = to_pool;
-        }
-        return writer->Finish(EncodeTrailer(part ? TrailerKind::kPart : TrailerKind::kObject,
-                                            EncodeObjectRecord(described)));
-      }();
-      if (!st.ok()) {
-        drop_copies();
-        return st.WithContext("moving " + bucket + "/" + key + " to pool " + to_pool);
-      }
-    }
-    old_files.reserve(sources.size());
-    for (auto& [id, size] : sources) old_files.push_back(id);
-    // The tag / lock / ACL records of a single-file version are named after
-    // its data file: they go with it (the new file describes all of it).
-    if (before.parts.empty()) {
-      for (std::string& f : before.DataFiles()) {
-        if (f != before.file_id) old_files.push_back(std::move(f));
-      }
-    }
-    Status switched = [&]() -> Status {
-      std::shared_lock bucket_lock(BucketLock(bucket));
-      std::lock_guard key_lock(KeyLock(bucket, key));
-      ASSIGN_OR_RETURN(auto now, kv_->Get(version_key));
-      if (!now) return NotFound(Detail::kVersion, "version moved away: deleted");
-      if (*now != *value) return PreconditionFailed("the version changed while it was moved");
-      if (keep) RETURN_IF_ERROR(keep(before));
-      meta::WriteBatch batch;
-      batch.Put(version_key, EncodeObjectRecord(after));
-      for (const std::string& f : new_files) batch.Delete(meta::IntentKey(f));
-      for (const std::string& f : old_files) batch.Put(meta::GarbageKey(f), "");
-      return kv_->Write(batch, /*sync=*/true);
-    }();
-    if (!switched.ok()) {
-      drop_copies();
-      return switched;
-    }
-    for (const std::string& f : old_files) CollectGarbage(f);
-    return Status::OK();
+  if (before.is_inline || from == to) {  // only the record changes
+    return SwitchRecord(bucket, key, version_key, found.first, after, {}, {}, keep);
   }
-  // Inline data (in the metadata record) or the same store: only the record
-  // changes.
+  ASSIGN_OR_RETURN(std::vector<std::string> new_files,
+                   CopyData(bucket, key, before, from, to, to_pool));
+  std::vector<std::string> old_files;
+  if (before.parts.empty()) {
+    after.file_id = new_files[0];
+    // The new file describes the version as it now is (tags, lock and ACL
+    // included): the records of them on the drives, named after the old
+    // file, go with it.
+    after.tags_on_drives = after.lock_on_drives = after.acl_on_drives = false;
+    old_files.push_back(before.file_id);
+    if (before.tags_on_drives) old_files.push_back(TagsRecordId(before.file_id));
+    if (before.lock_on_drives) old_files.push_back(LockRecordId(before.file_id));
+    if (before.acl_on_drives) old_files.push_back(AclRecordId(before.file_id));
+  } else {
+    for (size_t i = 0; i < after.parts.size(); ++i) {
+      after.parts[i].file_id = new_files[i];
+      old_files.push_back(before.parts[i].file_id);
+    }
+  }
+  return SwitchRecord(bucket, key, version_key, found.first, after, new_files, old_files, keep);
+}
+
+Result<RestoreRequestOutcome> ObjectEngine::RequestRestore(const std::string& bucket,
+                                                           const std::string& key, uint64_t stamp,
+                                                           uint32_t days, int64_t extend_to_ns) {
   std::shared_lock bucket_lock(BucketLock(bucket));
   std::lock_guard key_lock(KeyLock(bucket, key));
-  ASSIGN_OR_RETURN(auto now, kv_->Get(version_key));
-  if (!now) return NotFound(Detail::kVersion, "version moved away: deleted");
-  if (*now != *value) return PreconditionFailed("the version changed while it was moved");
-  if (keep) RETURN_IF_ERROR(keep(before));
+  ASSIGN_OR_RETURN(auto found, ReadVersion(bucket, key, stamp));
+  ObjectRecord& rec = found.second;
+  if (rec.delete_marker) return InvalidArgument("a delete marker has no data to restore");
+  RestoreRequestOutcome out = RestoreRequestOutcome::kStarted;
+  if (rec.restore.ongoing) return RestoreRequestOutcome::kInProgress;
+  if (rec.restore.made()) {
+    rec.restore.days = days;
+    rec.restore.expiry_ns = extend_to_ns;
+    out = RestoreRequestOutcome::kExtended;
+  } else {
+    rec.restore.ongoing = true;
+    rec.restore.days = days;
+  }
   meta::WriteBatch batch;
-  batch.Put(version_key, EncodeObjectRecord(after));
-  return kv_->Write(batch, /*sync=*/true);
+  batch.Put(meta::ObjectVersionKey(bucket, key, stamp), EncodeObjectRecord(rec));
+  batch.Put(meta::RestoreIndexKey(bucket, key, stamp), "");
+  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  return out;
+}
+
+Status ObjectEngine::CompleteRestore(const std::string& bucket, const std::string& key,
+                                     uint64_t stamp, const std::string& to_pool,
+                                     const std::function<int64_t(uint32_t days)>& expiry_of) {
+  storage::DataStore* to = PoolStore(to_pool);
+  if (!to) return InvalidArgument("no pool named " + to_pool);
+  const std::string version_key = meta::ObjectVersionKey(bucket, key, stamp);
+  ASSIGN_OR_RETURN(auto found, ReadVersion(bucket, key, stamp));
+  const ObjectRecord& before = found.second;
+  if (!before.restore.ongoing) return PreconditionFailed("no restore is in progress");
+  ObjectRecord after = before;
+  after.restore.ongoing = false;
+  after.restore.expiry_ns = expiry_of(before.restore.days);
+  after.restore.pool = to_pool;
+  storage::DataStore* from = PoolStore(before.pool);
+  if (!from) return Unavailable("the pool " + before.pool + " of " + key + " is not configured");
+  if (!before.is_inline) {
+    ASSIGN_OR_RETURN(after.restore.files, CopyData(bucket, key, before, from, to, to_pool));
+  }
+  return SwitchRecord(bucket, key, version_key, found.first, after, after.restore.files, {},
+                      nullptr);
+}
+
+Result<ObjectRecord> ObjectEngine::RecordOfStamp(const std::string& bucket,
+                                                 const std::string& key, uint64_t stamp) {
+  ASSIGN_OR_RETURN(auto found, ReadVersion(bucket, key, stamp));
+  found.second.inline_data.clear();
+  return std::move(found.second);
+}
+
+Status ObjectEngine::ExpireRestore(const std::string& bucket, const std::string& key,
+                                   uint64_t stamp) {
+  auto found = ReadVersion(bucket, key, stamp);
+  if (!found.ok() && found.status().code() == Code::kNotFound) {  // the version went
+    meta::WriteBatch batch;
+    batch.Delete(meta::RestoreIndexKey(bucket, key, stamp));
+    return kv_->Write(batch, /*sync=*/false);
+  }
+  if (!found.ok()) return found.status();
+  const ObjectRecord& before = found->second;
+  if (before.restore.ongoing) return PreconditionFailed("the restore is in progress");
+  ObjectRecord after = before;
+  after.restore = {};
+  RETURN_IF_ERROR(SwitchRecord(bucket, key, meta::ObjectVersionKey(bucket, key, stamp),
+                               found->first, after, {}, before.restore.files, nullptr));
+  meta::WriteBatch batch;  // after the switch: an index entry without a copy is harmless
+  batch.Delete(meta::RestoreIndexKey(bucket, key, stamp));
+  return kv_->Write(batch, /*sync=*/false);
 }
 
 }  // namespace strata::object

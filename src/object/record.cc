@@ -142,6 +142,7 @@ std::vector<std::string> ObjectRecord::DataFiles() const {
   if (tags_on_drives && !file_id.empty()) files.push_back(TagsRecordId(file_id));
   if (lock_on_drives && !file_id.empty()) files.push_back(LockRecordId(file_id));
   if (acl_on_drives && !file_id.empty()) files.push_back(AclRecordId(file_id));
+  for (const std::string& f : restore.files) files.push_back(f);
   return files;
 }
 
@@ -305,6 +306,12 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
     for (const PartRef& p : r.parts) PutLengthPrefixed(&out, p.salt);
   }
   PutLengthPrefixed(&out, r.pool);  // format 7
+  out.push_back(r.restore.ongoing ? 1 : 0);
+  PutVarint64(&out, r.restore.days);
+  PutVarint64(&out, static_cast<uint64_t>(r.restore.expiry_ns));
+  PutLengthPrefixed(&out, r.restore.pool);
+  PutVarint64(&out, r.restore.files.size());
+  for (const std::string& f : r.restore.files) PutLengthPrefixed(&out, f);
   return out;
 }
 
@@ -360,7 +367,25 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
       }
     }
   }
-  if (format >= 7 && !GetString(&in, &r.pool)) return std::nullopt;
+  if (format >= 7) {
+    uint64_t days, expiry, count;
+    if (!GetString(&in, &r.pool) || in.empty() || static_cast<uint8_t>(in[0]) > 1) {
+      return std::nullopt;
+    }
+    r.restore.ongoing = in[0] == 1;
+    in.remove_prefix(1);
+    if (!GetVarint64(&in, &days) || days > UINT32_MAX || !GetVarint64(&in, &expiry) ||
+        !GetString(&in, &r.restore.pool) || !GetVarint64(&in, &count) || count > in.size()) {
+      return std::nullopt;
+    }
+    r.restore.days = static_cast<uint32_t>(days);
+    r.restore.expiry_ns = static_cast<int64_t>(expiry);
+    for (uint64_t i = 0; i < count; ++i) {
+      std::string f;
+      if (!GetString(&in, &f)) return std::nullopt;
+      r.restore.files.push_back(std::move(f));
+    }
+  }
   if (!in.empty()) return std::nullopt;
   // Inline data is stored as written: sealed chunks when encrypted.
   const uint64_t stored = r.sse.on() ? crypto::SealedSize(r.size_bytes) : r.size_bytes;

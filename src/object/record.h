@@ -67,6 +67,20 @@ struct ObjectLock {
   bool operator==(const ObjectLock&) const = default;
 };
 
+// RestoreObject on a version in a cold pool (docs/tiers.md): a temporary
+// copy of its data in another pool, readable until `expiry_ns`.
+struct RestoreState {
+  bool ongoing = false;  // requested, the copy not made yet
+  uint32_t days = 0;     // how long the copy stays (from when it is made)
+  int64_t expiry_ns = 0;  // the copy's end (0 while ongoing)
+  std::string pool;       // where the copy is
+  std::vector<std::string> files;  // the copy: one file, or one per part (in order)
+  // A copy exists (inline versions: in the record) until expiry_ns.
+  bool made() const { return !ongoing && expiry_ns != 0; }
+  bool requested() const { return ongoing || made(); }
+  bool operator==(const RestoreState&) const = default;
+};
+
 struct ObjectRecord {
   uint64_t size_bytes = 0;
   std::string etag;  // lowercase hex, no quotes
@@ -114,6 +128,8 @@ struct ObjectRecord {
   // the engine's first pool; inline versions keep it too, as their class's
   // pool). A transition rewrites the files into another pool and this field.
   std::string pool;
+  // Format 7 too: a restore requested or made (RestoreObject).
+  RestoreState restore;
 
   // Every data file the version owns (to garbage-collect it).
   std::vector<std::string> DataFiles() const;

@@ -126,10 +126,10 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   old.size_bytes = 1;
   old.inline_data = "x";
   std::string enc = EncodeObjectRecord(old);
-  // drop the pool (format 7, empty: 1 byte), the encryption (format 6, none:
-  // 1 byte), owner and ACL (format 5, empty: 1 byte each), mode, until
-  // (varint 0), hold
-  std::string v3 = enc.substr(0, enc.size() - 7);
+  // drop the pool and restore state (format 7, none: 6 bytes), the
+  // encryption (format 6, none: 1 byte), owner and ACL (format 5, empty: 1
+  // byte each), mode, until (varint 0), hold
+  std::string v3 = enc.substr(0, enc.size() - 12);
   v3[0] = 3;
   back = DecodeObjectRecord(v3);
   ASSERT_TRUE(back);
@@ -234,9 +234,20 @@ TEST(RecordTest, PoolAndLifecycleRoundTrip) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->pool, "warm");
   EXPECT_EQ(back->storage_class, "STANDARD_IA");
+  o.restore.ongoing = true;
+  o.restore.days = 3;
+  back = DecodeObjectRecord(EncodeObjectRecord(o));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->restore, o.restore);
+  o.restore = {false, 3, 12345, "hot", {std::string(32, 'c'), std::string(32, 'd')}};
+  back = DecodeObjectRecord(EncodeObjectRecord(o));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->restore, o.restore);
+  EXPECT_EQ(back->DataFiles().back(), std::string(32, 'd')) << "the copy is collected with it";
+  o.restore = {};
   o.pool.clear();
   std::string v6 = EncodeObjectRecord(o);
-  v6.pop_back();  // the empty pool
+  v6.resize(v6.size() - 6);  // the empty pool and restore state
   v6[0] = 6;
   back = DecodeObjectRecord(v6);
   ASSERT_TRUE(back);

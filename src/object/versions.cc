@@ -101,9 +101,15 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenVersion(const std::strin
         files.push_back(p.file_id);
       }
     }
-    storage::DataStore* store = PoolStore(rec.pool);
+    // A restored copy (RestoreObject on a cold version) is read in its place:
+    // the same bytes, in a faster pool. If it goes away meanwhile (expired),
+    // the open fails with NotFound and the record is read again.
+    const bool restored = !rec.restore.ongoing && rec.restore.files.size() == files.size();
+    const std::string& pool = restored ? rec.restore.pool : rec.pool;
+    if (restored) files = rec.restore.files;
+    storage::DataStore* store = PoolStore(pool);
     if (!store) {
-      return Unavailable("the pool " + rec.pool + " of " + bucket + "/" + key + " is not configured");
+      return Unavailable("the pool " + pool + " of " + bucket + "/" + key + " is not configured");
     }
     Status failed;
     for (size_t i = 0; i < files.size() && failed.ok(); ++i) {

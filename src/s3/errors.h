@@ -132,7 +132,11 @@ namespace strata::s3 {
     "ServerSideEncryptionConfigurationNotFoundError", 404,                                      \
     "The server side encryption configuration was not found")                                  \
   X(kNoSuchLifecycleConfiguration, "NoSuchLifecycleConfiguration", 404,                         \
-    "The lifecycle configuration does not exist")
+    "The lifecycle configuration does not exist")                                               \
+  X(kInvalidObjectState, "InvalidObjectState", 403,                                             \
+    "The operation is not valid for the object's storage class")                               \
+  X(kRestoreAlreadyInProgress, "RestoreAlreadyInProgress", 409,                                 \
+    "Object restore is already in progress")
 
 enum class ErrorCode {
 #define STRATA_S3_ENUM(e, code, status, msg) e,

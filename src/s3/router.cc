@@ -71,15 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 13> kUnimplementedSubresources = {
+constexpr std::array<std::string_view, 12> kUnimplementedSubresources = {
     "accelerate", "analytics", "intelligent-tiering", "inventory", "logging", "metrics", "notification", "replication", "requestPayment",
-    "restore", "select", "torrent", "website"};
+    "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 18> kServedSubresources = {
+constexpr std::array<std::string_view, 19> kServedSubresources = {
     "location",    "delete",     "uploads",    "tagging",           "attributes",
     "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
     "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
-    "publicAccessBlock", "encryption", "lifecycle"};
+    "publicAccessBlock", "encryption", "lifecycle", "restore"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -212,6 +212,10 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
     return MakeError(ErrorCode::kInvalidRequest, "Unsupported request with uploadId");
   }
   if (m == "POST" && r.Has("uploads")) return Op::kCreateMultipartUpload;
+  if (r.Has("restore")) {
+    if (m == "POST") return Op::kRestoreObject;
+    return MakeError(ErrorCode::kMethodNotAllowed);
+  }
   if (m == "GET" && r.Has("attributes")) return Op::kGetObjectAttributes;
   if (m == "PUT") return copy ? Op::kCopyObject : Op::kPutObject;
   if (m == "GET") return Op::kGetObject;

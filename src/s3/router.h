@@ -91,6 +91,7 @@ namespace strata::s3 {
   X(GetBucketLifecycleConfiguration, "s3:GetLifecycleConfiguration", "") \
   X(PutBucketLifecycleConfiguration, "s3:PutLifecycleConfiguration", "") \
   X(DeleteBucketLifecycle, "s3:PutLifecycleConfiguration", "") \
+  X(RestoreObject, "s3:RestoreObject", "")                     \
   X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
   X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \
   X(DeletePublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \

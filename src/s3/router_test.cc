@@ -174,7 +174,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 62u);
+  EXPECT_EQ(ops.size(), 63u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -205,6 +205,13 @@ TEST(Router, OperationTable) {
   EXPECT_EQ(RequiredAction(Op::kGetBucketEncryption), "s3:GetEncryptionConfiguration");
   EXPECT_EQ(RequiredAction(Op::kPutBucketEncryption), "s3:PutEncryptionConfiguration");
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketEncryption), "s3:PutEncryptionConfiguration");
+}
+
+TEST(Router, RestoreObjectRoute) {
+  EXPECT_EQ(Ok(Req("POST", "/bucket/k?restore")).op, Op::kRestoreObject);
+  EXPECT_EQ(Ok(Req("POST", "/bucket/k?restore&versionId=x")).op, Op::kRestoreObject);
+  EXPECT_EQ(Err(Req("GET", "/bucket/k?restore")), ErrorCode::kMethodNotAllowed);
+  EXPECT_EQ(RequiredAction(Op::kRestoreObject), "s3:RestoreObject");
 }
 
 TEST(Router, BucketLifecycleRoutes) {

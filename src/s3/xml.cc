@@ -149,6 +149,35 @@ std::optional<std::string> ParseLegalHold(std::string_view xml) {
   return std::string(root.child_value("Status"));
 }
 
+std::optional<RestoreRequestXml> ParseRestoreRequest(std::string_view xml) {
+  pugi::xml_document doc;
+  if (!Parse(xml, &doc)) return std::nullopt;
+  pugi::xml_node root = doc.child("RestoreRequest");
+  if (!root) return std::nullopt;
+  RestoreRequestXml r;
+  for (pugi::xml_node c : root.children()) {
+    if (c.type() != pugi::node_element) continue;
+    std::string_view name = c.name();
+    if (name == "Days") {
+      r.days = c.child_value();
+    } else if (name == "GlacierJobParameters") {
+      for (pugi::xml_node t : c.children()) {
+        if (t.type() != pugi::node_element) continue;
+        if (std::string_view(t.name()) != "Tier") return std::nullopt;
+        r.tier = t.child_value();
+      }
+    } else if (name == "Tier") {
+      r.tier = c.child_value();
+    } else if (name == "Type" || name == "OutputLocation" || name == "SelectParameters" ||
+               name == "Description") {
+      if (name != "Description") r.unsupported = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
 std::optional<std::vector<CompletePartXml>> ParseCompleteMultipartUpload(std::string_view xml) {
   pugi::xml_document doc;
   if (!Parse(xml, &doc)) return std::nullopt;

@@ -101,6 +101,15 @@ std::optional<RetentionXml> ParseRetention(std::string_view xml);
 // <LegalHold><Status/></LegalHold>: the status text ("" if absent).
 std::optional<std::string> ParseLegalHold(std::string_view xml);
 
+// <RestoreRequest>: Days, GlacierJobParameters/Tier, and whether it asks for
+// what strata does not do (Type SELECT, OutputLocation, SelectParameters).
+struct RestoreRequestXml {
+  std::string days;  // text, "" if absent
+  std::string tier;  // "" if absent
+  bool unsupported = false;
+};
+std::optional<RestoreRequestXml> ParseRestoreRequest(std::string_view xml);
+
 // <ServerSideEncryptionConfiguration><Rule><ApplyServerSideEncryptionByDefault>
 // <SSEAlgorithm/><KMSMasterKeyID/></ApplyServerSideEncryptionByDefault>
 // <BucketKeyEnabled/></Rule></...>: texts as given ("" when absent).

@@ -5,6 +5,7 @@
 //   7-10: ParseVersioningConfiguration / ParseObjectLockConfiguration /
 //        ParseRetention / ParseLegalHold (any bytes);
 //   11: ParseEncryptionConfiguration (any bytes);
+//   12: ParseRestoreRequest (any bytes);
 //   4-6: round trip: input[1..] split at NUL bytes into strings, written as
 //        a Delete / Tagging / CompleteMultipartUpload document with XmlWriter
 //        (how clients escape; RenderTagging is GetObjectTagging's own) and parsed back: every string S3 allows in a
@@ -90,7 +91,7 @@ void RoundTripComplete(const std::vector<std::string>& etags) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 12) {
+  switch (data[0] % 13) {
     case 0:
       if (auto d = ParseDeleteRequest(in)) {
         FUZZ_CHECK(!d->keys.empty() && d->keys.size() <= 1000);
@@ -135,6 +136,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto c = ParseEncryptionConfiguration(in)) {
         FUZZ_CHECK(c->has_default || (c->algorithm.empty() && !c->kms_key_id));
       }
+      break;
+    case 12:
+      (void)ParseRestoreRequest(in);
       break;
   }
   return 0;

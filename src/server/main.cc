@@ -39,6 +39,7 @@
 #include "storage/healer.h"
 #include "storage/plain_store.h"
 #include "tier/classes.h"
+#include "tier/restore.h"
 #include "tier/scanner.h"
 
 namespace strata::server {
@@ -308,7 +309,7 @@ int RunServer(const Config& cfg) {
   scfg.lifecycle_day_ns = static_cast<int64_t>(cfg.lifecycle_day_seconds) * 1'000'000'000;
   auth::IdentityStore* ids = identities->get();
   auto secrets = [ids](std::string_view ak) { return ids->Secret(ak); };
-  s3::Service service(engine->get(), scfg);
+  // Lifecycle (tier/scanner.h) and restores from the cold tier (tier/restore.h).
   tier::ScannerOptions lo;
   lo.day_ns = scfg.lifecycle_day_ns;
   lo.interval_ns = cfg.lifecycle_interval_s > 0
@@ -316,7 +317,11 @@ int RunServer(const Config& cfg) {
                        : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
   lo.max_actions_per_s = static_cast<uint32_t>(cfg.lifecycle_max_actions_per_s);
   tier::Scanner lifecycle(engine->get(), st.kv.get(), &st.classes, lo);
+  tier::Restorer restorer(engine->get(), st.kv.get(), &st.classes, lo.day_ns, lo.interval_ns);
+  scfg.restorer = &restorer;
+  s3::Service service(engine->get(), scfg);
   lifecycle.Start();
+  restorer.Start();
 
   http::ServerOptions opts;
   opts.host = cfg.listen_host;
@@ -420,6 +425,7 @@ int RunServer(const Config& cfg) {
   STRATA_LOG("signal %d: shutting down", sig);
   (*server)->Stop();
   lifecycle.Stop();
+  restorer.Stop();
   if (tls_server) tls_server->Stop();
   if (kv) kv->Stop();
   if (healer) healer->Stop();

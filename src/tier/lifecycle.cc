@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <limits>
-#include <set>
-
 #include <pugixml.hpp>
+#include <set>
 
 namespace strata::tier {
 
@@ -17,11 +17,16 @@ constexpr std::string_view kNamespace = "http://s3.amazonaws.com/doc/2006-03-01/
 constexpr size_t kMaxRules = 1000;
 constexpr size_t kMaxIdLength = 255;
 constexpr uint32_t kMaxNewerNoncurrent = 100;
-constexpr uint32_t kMinInfrequentDays = 30;  // STANDARD_IA, ONEZONE_IA
+constexpr uint32_t kMinInfrequentDays = 30;                        // STANDARD_IA, ONEZONE_IA
 constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();   // xs:int: the Days fields
 constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();  // xs:long: the sizes
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kSecondsPerDay = 86400;
+// Dates are four-digit years: 0000-01-01 to 9999-12-31 (days since the epoch).
+constexpr int64_t kFirstDay =
+    std::chrono::sys_days(std::chrono::year(0) / 1 / 1).time_since_epoch().count();
+constexpr int64_t kLastDay =
+    std::chrono::sys_days(std::chrono::year(9999) / 12 / 31).time_since_epoch().count();
 // AWS answers every schema violation with this one message.
 constexpr const char* kMalformedMessage =
     "The XML you provided was not well-formed or did not validate against our published schema";
@@ -84,7 +89,9 @@ bool Text(Ctx& ctx, pugi::xml_node n, std::string* out) {
 template <typename F>
 bool Elements(Ctx& ctx, pugi::xml_node n, F each) {
   for (pugi::xml_node c : n.children()) {
-    if (c.type() == pugi::node_element ? !each(c) : !IsFormatting(c)) return ctx.error ? false : ctx.Malformed();
+    if (c.type() == pugi::node_element ? !each(c) : !IsFormatting(c)) {
+      return ctx.error ? false : ctx.Malformed();
+    }
   }
   return true;
 }
@@ -106,7 +113,7 @@ bool Singles(Ctx& ctx, pugi::xml_node n, const std::array<std::string_view, N>& 
 // it are the schema's whitespace collapsing, not part of it.
 bool Value(Ctx& ctx, pugi::xml_node n, std::string* out) {
   if (!Text(ctx, n, out)) return false;
-  *out = Trim(*out);
+  *out = std::string(Trim(*out));
   return true;
 }
 
@@ -130,7 +137,8 @@ bool Integer(Ctx& ctx, pugi::xml_node n, int64_t max, int64_t* out) {
 }
 
 // A Days-like count (xs:int) within [min, max], else InvalidArgument `message`.
-bool Count(Ctx& ctx, pugi::xml_node n, int64_t min, int64_t max, const char* message, uint32_t* out) {
+bool Count(Ctx& ctx, pugi::xml_node n, int64_t min, int64_t max, const char* message,
+           uint32_t* out) {
   int64_t v;
   if (!Integer(ctx, n, kMaxInt, &v)) return false;
   if (v < min || v > max) return ctx.Invalid(message);
@@ -145,30 +153,6 @@ bool Boolean(Ctx& ctx, pugi::xml_node n, bool* out) {
   *out = s == "true" || s == "1";
   return true;
 }
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-void CivilFromDays(int64_t z, int64_t* y, int64_t* m, int64_t* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = yoe + era * 400 + (*m <= 2);
-}
-
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 // Whether `s` has the shape of `pattern`, where 'd' stands for a digit.
 bool Shaped(std::string_view s, std::string_view pattern) {
@@ -205,13 +189,15 @@ std::optional<int64_t> ParseTimestamp(std::string_view s, bool* midnight) {
   } else if (rest != "Z") {
     return std::nullopt;
   }
-  static constexpr int kMonthDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (mo < 1 || mo > 12 || d < 1 || d > kMonthDays[mo - 1] + (mo == 2 && IsLeap(y)) ||
-      Number(s, 11, 2) > 23 || Number(s, 14, 2) > 59 || Number(s, 17, 2) > 59) {
+  const std::chrono::year_month_day date{std::chrono::year(static_cast<int>(y)),
+                                         std::chrono::month(static_cast<unsigned>(mo)),
+                                         std::chrono::day(static_cast<unsigned>(d))};
+  if (!date.ok() || Number(s, 11, 2) > 23 || Number(s, 14, 2) > 59 || Number(s, 17, 2) > 59)
     return std::nullopt;
-  }
-  t += DaysFromCivil(y, mo, d) * kSecondsPerDay;
-  *midnight = whole && ((t % kSecondsPerDay) + kSecondsPerDay) % kSecondsPerDay == 0;
+  t += std::chrono::sys_days(date).time_since_epoch().count() * kSecondsPerDay;
+  // An offset may carry the instant into year -1 or 10000.
+  if (t < kFirstDay * kSecondsPerDay || t >= (kLastDay + 1) * kSecondsPerDay) return std::nullopt;
+  *midnight = whole && t % kSecondsPerDay == 0;
   return t;
 }
 
@@ -233,14 +219,21 @@ bool StorageClass(Ctx& ctx, pugi::xml_node n, std::string* out) {
   return true;
 }
 
-bool IsInfrequentAccess(std::string_view storage_class) {
-  return storage_class == "STANDARD_IA" || storage_class == "ONEZONE_IA";
+// AWS's floor for the infrequent-access classes (30 days of minimum storage).
+bool InfrequentMinimum(Ctx& ctx, const std::string& field, const std::string& storage_class,
+                       uint32_t days) {
+  if ((storage_class != "STANDARD_IA" && storage_class != "ONEZONE_IA") ||
+      days >= kMinInfrequentDays) {
+    return true;
+  }
+  return ctx.Invalid(field + " action must be greater than or equal to 30 for storageClass '" +
+                     storage_class + "'");
 }
 
 bool NewerNoncurrent(Ctx& ctx, pugi::xml_node n, std::optional<uint32_t>* out) {
   if (!n) return true;
-  return Count(ctx, n, 1, kMaxNewerNoncurrent, "'NewerNoncurrentVersions' must be between 1 and 100",
-               &out->emplace());
+  return Count(ctx, n, 1, kMaxNewerNoncurrent,
+               "'NewerNoncurrentVersions' must be between 1 and 100", &out->emplace());
 }
 
 bool ParseTag(Ctx& ctx, pugi::xml_node n, Tags* tags) {
@@ -257,7 +250,10 @@ bool ParseTag(Ctx& ctx, pugi::xml_node n, Tags* tags) {
 bool ParsePredicate(Ctx& ctx, pugi::xml_node c, Filter* f, unsigned* seen) {
   std::string_view name = c.name();
   if (name == "Tag") return ParseTag(ctx, c, &f->tags);
-  unsigned bit = name == "Prefix" ? 1 : name == "ObjectSizeGreaterThan" ? 2 : name == "ObjectSizeLessThan" ? 4 : 0;
+  unsigned bit = name == "Prefix"                  ? 1
+                 : name == "ObjectSizeGreaterThan" ? 2
+                 : name == "ObjectSizeLessThan"    ? 4
+                                                   : 0;
   if (bit == 0 || (*seen & bit)) return ctx.Malformed();
   *seen |= bit;
   if (bit == 1) return Text(ctx, c, &f->prefix);
@@ -314,13 +310,11 @@ bool ParseTransition(Ctx& ctx, pugi::xml_node n, Rule* r) {
   if (!StorageClass(ctx, storage_class, &t.storage_class)) return false;
   if (days) {
     uint32_t& d = t.when.days.emplace();
-    if (!Count(ctx, days, 0, kMaxInt, "'Days' in Transition action must be a non-negative integer", &d)) {
+    if (!Count(ctx, days, 0, kMaxInt, "'Days' in Transition action must be a non-negative integer",
+               &d)) {
       return false;
     }
-    if (IsInfrequentAccess(t.storage_class) && d < kMinInfrequentDays) {
-      return ctx.Invalid("'Days' in Transition action must be greater than or equal to 30 for storageClass '" +
-                         t.storage_class + "'");
-    }
+    if (!InfrequentMinimum(ctx, "'Days' in Transition", t.storage_class, d)) return false;
   } else if (!Date(ctx, date, &t.when.date_s.emplace())) {
     return false;
   }
@@ -346,17 +340,17 @@ bool ParseNoncurrentTransition(Ctx& ctx, pugi::xml_node n, Rule* r) {
   if (!s[0] || !s[1]) return ctx.Malformed();
   NoncurrentTransitionAction t;
   if (!StorageClass(ctx, s[1], &t.storage_class)) return false;
-  if (!Count(ctx, s[0], 0, kMaxInt,
-             "'NoncurrentDays' in NoncurrentVersionTransition action must be a non-negative integer",
-             &t.noncurrent_days)) {
+  if (!Count(
+          ctx, s[0], 0, kMaxInt,
+          "'NoncurrentDays' in NoncurrentVersionTransition action must be a non-negative integer",
+          &t.noncurrent_days)) {
     return false;
   }
-  if (IsInfrequentAccess(t.storage_class) && t.noncurrent_days < kMinInfrequentDays) {
-    return ctx.Invalid(
-        "'NoncurrentDays' in NoncurrentVersionTransition action must be greater than or equal to 30 for "
-        "storageClass '" + t.storage_class + "'");
+  if (!InfrequentMinimum(ctx, "'NoncurrentDays' in NoncurrentVersionTransition", t.storage_class,
+                         t.noncurrent_days) ||
+      !NewerNoncurrent(ctx, s[2], &t.newer_noncurrent_versions)) {
+    return false;
   }
-  if (!NewerNoncurrent(ctx, s[2], &t.newer_noncurrent_versions)) return false;
   r->noncurrent_transitions.push_back(std::move(t));
   return true;
 }
@@ -365,9 +359,10 @@ bool ParseAbort(Ctx& ctx, pugi::xml_node n, Rule* r) {
   std::array<pugi::xml_node, 1> s;
   if (!Singles<1>(ctx, n, {"DaysAfterInitiation"}, &s)) return false;
   if (!s[0]) return ctx.Malformed();
-  return Count(ctx, s[0], 1, kMaxInt,
-               "'DaysAfterInitiation' for AbortIncompleteMultipartUpload action must be a positive integer",
-               &r->abort_upload_days.emplace());
+  return Count(
+      ctx, s[0], 1, kMaxInt,
+      "'DaysAfterInitiation' for AbortIncompleteMultipartUpload action must be a positive integer",
+      &r->abort_upload_days.emplace());
 }
 
 // One transition of a rule, for the checks across them: its class's rank,
@@ -383,13 +378,14 @@ struct Step {
 // (in time order, the colder first on a tie, no step is warmer than one
 // before it), the expiration after the last. Sorted, not compared in pairs:
 // a document may hold many steps.
-bool CheckSchedule(Ctx& ctx, std::vector<Step> steps, std::optional<int64_t> expires, const std::string& action,
-                   const std::string& expiration, const std::string& unit, const std::string& prefix) {
+bool CheckSchedule(Ctx& ctx, std::vector<Step> steps, std::optional<int64_t> expires,
+                   const std::string& action, const std::string& expiration,
+                   const std::string& unit, const std::string& prefix) {
   std::set<std::string_view> classes;
   for (const Step& s : steps) {
     if (!classes.insert(s.storage_class).second) {
-      return ctx.Invalid("'StorageClass' must be different for '" + action + "' actions in same 'Rule' with prefix '" +
-                         prefix + "'");
+      return ctx.Invalid("'StorageClass' must be different for '" + action +
+                         "' actions in same 'Rule' with prefix '" + prefix + "'");
     }
   }
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
@@ -399,14 +395,15 @@ bool CheckSchedule(Ctx& ctx, std::vector<Step> steps, std::optional<int64_t> exp
   for (const Step& s : steps) {
     if (coldest && s.rank < coldest->rank) {
       return ctx.Invalid(unit + " in the " + action + " action for StorageClass '" +
-                         std::string(coldest->storage_class) + "' must be greater than " + unit + " in the " +
-                         action + " action for StorageClass '" + std::string(s.storage_class) + "'");
+                         std::string(coldest->storage_class) + "' must be greater than " + unit +
+                         " in the " + action + " action for StorageClass '" +
+                         std::string(s.storage_class) + "'");
     }
     if (!coldest || s.rank > coldest->rank) coldest = &s;
   }
   if (expires && !steps.empty() && *expires <= steps.back().at) {
-    return ctx.Invalid(unit + " in the " + expiration + " action for prefix '" + prefix + "' must be greater than " +
-                       unit + " in the " + action + " action");
+    return ctx.Invalid(unit + " in the " + expiration + " action for prefix '" + prefix +
+                       "' must be greater than " + unit + " in the " + action + " action");
   }
   return true;
 }
@@ -421,20 +418,23 @@ bool CheckRule(Ctx& ctx, const Rule& r) {
   if (f.size_greater_than && f.size_less_than && *f.size_greater_than >= *f.size_less_than) {
     return ctx.Invalid("'ObjectSizeGreaterThan' must be less than 'ObjectSizeLessThan'");
   }
-  if (!r.expiration && !r.expired_object_delete_marker && r.transitions.empty() && !r.noncurrent_days &&
-      r.noncurrent_transitions.empty() && !r.abort_upload_days) {
-    return ctx.Fail(Problem::kInvalidRequest, "At least one action needs to be specified in a rule");
+  if (!r.expiration && !r.expired_object_delete_marker && r.transitions.empty() &&
+      !r.noncurrent_days && r.noncurrent_transitions.empty() && !r.abort_upload_days) {
+    return ctx.Fail(Problem::kInvalidRequest,
+                    "At least one action needs to be specified in a rule");
   }
   if (r.expired_object_delete_marker && !f.tags.empty()) {
     return ctx.Invalid("Tag based filter cannot be used with ExpiredObjectDeleteMarker action");
   }
   // Uploads have no tags and no size yet: such a rule could never abort one.
   if (r.abort_upload_days && !f.tags.empty()) {
-    return ctx.Fail(Problem::kInvalidRequest, "AbortIncompleteMultipartUpload cannot be specified with Tags.");
+    return ctx.Fail(Problem::kInvalidRequest,
+                    "AbortIncompleteMultipartUpload cannot be specified with Tags.");
   }
   if (r.abort_upload_days && (f.size_greater_than || f.size_less_than)) {
-    return ctx.Fail(Problem::kInvalidRequest,
-                    "AbortIncompleteMultipartUpload cannot be specified with an object size filter.");
+    return ctx.Fail(
+        Problem::kInvalidRequest,
+        "AbortIncompleteMultipartUpload cannot be specified with an object size filter.");
   }
   auto at = [](const When& w) { return w.days ? int64_t{*w.days} : w.date_s.value_or(0); };
   bool by_days = r.expiration && r.expiration->days, by_date = r.expiration && r.expiration->date_s;
@@ -445,13 +445,14 @@ bool CheckRule(Ctx& ctx, const Rule& r) {
     steps.push_back({ClassRank(t.storage_class), at(t.when), t.storage_class});
   }
   if (by_days && by_date) {
-    return ctx.Invalid("Found mixed 'Date' and 'Days' based Expiration and Transition actions in lifecycle rule "
-                       "for prefix '" + f.prefix + "'");
+    return ctx.Invalid(
+        "Found mixed 'Date' and 'Days' based Expiration and Transition actions in lifecycle rule "
+        "for prefix '" + f.prefix + "'");
   }
   std::optional<int64_t> expires;
   if (r.expiration) expires = at(*r.expiration);
-  if (!CheckSchedule(ctx, std::move(steps), expires, "Transition", "Expiration", by_date ? "'Date'" : "'Days'",
-                     f.prefix)) {
+  if (!CheckSchedule(ctx, std::move(steps), expires, "Transition", "Expiration",
+                     by_date ? "'Date'" : "'Days'", f.prefix)) {
     return false;
   }
   steps.clear();
@@ -463,6 +464,7 @@ bool CheckRule(Ctx& ctx, const Rule& r) {
 }
 
 bool ParseRule(Ctx& ctx, pugi::xml_node n, Rule* r) {
+  // The elements a rule holds once; Transition and NoncurrentVersionTransition repeat.
   static constexpr std::array<std::string_view, 7> kSingles = {
       "ID", "Status", "Prefix", "Filter", "Expiration", "NoncurrentVersionExpiration",
       "AbortIncompleteMultipartUpload"};
@@ -482,7 +484,12 @@ bool ParseRule(Ctx& ctx, pugi::xml_node n, Rule* r) {
   if (!status || !prefix == !filter) return ctx.Malformed();
   if (id) {
     if (!Text(ctx, id, &r->id)) return false;
-    if (r->id.size() > kMaxIdLength) return ctx.Invalid("ID length should not exceed allowed limit of 255");
+    // Characters, not bytes: UTF-8 continuation bytes do not count.
+    if (std::count_if(r->id.begin(), r->id.end(), [](unsigned char c) {
+          return (c & 0xC0) != 0x80;
+        }) > static_cast<std::ptrdiff_t>(kMaxIdLength)) {
+      return ctx.Invalid("ID length should not exceed allowed limit of 255");
+    }
   }
   std::string st;
   if (!Value(ctx, status, &st)) return false;
@@ -514,16 +521,14 @@ bool ParseDocument(Ctx& ctx, std::string_view xml, Configuration* config) {
       std::string_view(root.name()) != "LifecycleConfiguration") {
     return ctx.Malformed();
   }
-  if (pugi::xml_attribute ns = root.attribute("xmlns"); ns && std::string_view(ns.value()) != kNamespace) {
+  if (pugi::xml_attribute ns = root.attribute("xmlns");
+      ns && std::string_view(ns.value()) != kNamespace) {
     return ctx.Malformed();
   }
-  std::vector<bool> named;  // per rule: whether the document gave its ID
   bool ok = Elements(ctx, root, [&](pugi::xml_node c) {
     if (std::string_view(c.name()) != "Rule" || config->rules.size() == kMaxRules) return false;
     Rule& r = config->rules.emplace_back();
-    if (!ParseRule(ctx, c, &r)) return false;
-    named.push_back(!r.id.empty());
-    return true;
+    return ParseRule(ctx, c, &r);
   });
   if (!ok || config->rules.empty()) return ctx.Malformed();
   std::set<std::string> ids;
@@ -536,7 +541,7 @@ bool ParseDocument(Ctx& ctx, std::string_view xml, Configuration* config) {
   // unique against every given ID by a "-<k>" suffix: deterministic, so a
   // document parses the same every time, and stored once rendered.
   for (size_t i = 0; i < config->rules.size(); ++i) {
-    if (named[i]) continue;
+    if (!config->rules[i].id.empty()) continue;
     std::string base = "rule-" + std::to_string(i + 1), id = base;
     for (size_t k = 1; !ids.insert(id).second; ++k) id = base + "-" + std::to_string(k);
     config->rules[i].id = std::move(id);
@@ -549,6 +554,7 @@ bool ParseDocument(Ctx& ctx, std::string_view xml, Configuration* config) {
 void Escape(std::string* out, std::string_view s) {
   for (char c : s) {
     switch (c) {
+      // clang-format off
       case '&': *out += "&amp;"; break;
       case '<': *out += "&lt;"; break;
       case '>': *out += "&gt;"; break;
@@ -556,6 +562,7 @@ void Escape(std::string* out, std::string_view s) {
       case '\'': *out += "&apos;"; break;
       case '\r': *out += "&#13;"; break;  // a raw CR would be read back as LF
       default: out->push_back(c);
+      // clang-format on
     }
   }
 }
@@ -570,12 +577,13 @@ void Open(std::string* out, std::string_view name) { out->append("<").append(nam
 void Close(std::string* out, std::string_view name) { out->append("</").append(name).append(">"); }
 
 std::string RenderDate(int64_t date_s) {
-  int64_t days = date_s / kSecondsPerDay - (date_s % kSecondsPerDay < 0);
-  int64_t y, m, d;
-  CivilFromDays(days, &y, &m, &d);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT00:00:00.000Z", static_cast<long long>(y),
-                static_cast<long long>(m), static_cast<long long>(d));
+  // A hand-built Date beyond the years parsing accepts is clamped.
+  const int64_t days =
+      std::clamp(date_s / kSecondsPerDay - (date_s % kSecondsPerDay < 0), kFirstDay, kLastDay);
+  const std::chrono::year_month_day date{std::chrono::sys_days(std::chrono::days(days))};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT00:00:00.000Z", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
   return buf;
 }
 
@@ -600,7 +608,8 @@ void RenderFilter(std::string* out, const Rule& r) {
                             f.size_less_than.has_value() + !f.prefix.empty();
   const bool prefix_only = conditions == (f.prefix.empty() ? 0 : 1);
   FilterForm form = r.filter_form;
-  if ((form == FilterForm::kLegacyPrefix && !prefix_only) || (form == FilterForm::kEmptyFilter && conditions > 0)) {
+  if ((form == FilterForm::kLegacyPrefix && !prefix_only) ||
+      (form == FilterForm::kEmptyFilter && conditions > 0)) {
     form = FilterForm::kFilter;
   }
   if (form == FilterForm::kFilter && conditions > 1) form = FilterForm::kAnd;
@@ -608,18 +617,21 @@ void RenderFilter(std::string* out, const Rule& r) {
   Open(out, "Filter");
   if (form == FilterForm::kAnd) Open(out, "And");
   // <Filter><Prefix></Prefix></Filter> is a Filter of its own, unlike <Filter/>.
-  if (!f.prefix.empty() || (form == FilterForm::kFilter && conditions == 0)) Element(out, "Prefix", f.prefix);
+  if (!f.prefix.empty() || (form == FilterForm::kFilter && conditions == 0)) {
+    Element(out, "Prefix", f.prefix);
+  }
   for (const auto& tag : f.tags) RenderTag(out, tag);
-  if (f.size_greater_than) Element(out, "ObjectSizeGreaterThan", std::to_string(*f.size_greater_than));
+  if (f.size_greater_than) {
+    Element(out, "ObjectSizeGreaterThan", std::to_string(*f.size_greater_than));
+  }
   if (f.size_less_than) Element(out, "ObjectSizeLessThan", std::to_string(*f.size_less_than));
   if (form == FilterForm::kAnd) Close(out, "And");
   Close(out, "Filter");
 }
 
 int64_t DateNs(int64_t date_s) {
-  if (date_s > std::numeric_limits<int64_t>::max() / kNsPerSecond) return std::numeric_limits<int64_t>::max();
-  if (date_s < std::numeric_limits<int64_t>::min() / kNsPerSecond) return std::numeric_limits<int64_t>::min();
-  return date_s * kNsPerSecond;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / kNsPerSecond;
+  return std::clamp(date_s, -kMax, kMax) * kNsPerSecond;  // saturates (hand-built dates)
 }
 
 // When `w` falls for a version whose clock started at `from_ns`.
@@ -631,7 +643,8 @@ int64_t DueAt(const When& w, int64_t from_ns, int64_t day_ns) {
 
 }  // namespace
 
-std::variant<Configuration, ParseError> ParseLifecycle(std::string_view xml, const KnownClass& known_class) {
+std::variant<Configuration, ParseError> ParseLifecycle(std::string_view xml,
+                                                       const KnownClass& known_class) {
   // Nothing here throws but allocation, and known_class (the caller's).
   try {
     Ctx ctx{known_class, std::nullopt};
@@ -723,7 +736,9 @@ Action Evaluate(const Configuration& c, const VersionFacts& v, int64_t now_ns, i
     if (rank > move_rank) move = &r, move_to = storage_class, move_rank = rank;
   };
   // NewerNoncurrentVersions keeps that many newest noncurrent versions.
-  auto kept = [&](const std::optional<uint32_t>& newer) { return newer && v.newer_noncurrent < *newer; };
+  auto kept = [&](const std::optional<uint32_t>& newer) {
+    return newer && v.newer_noncurrent < *newer;
+  };
   for (const Rule& r : c.rules) {
     if (!r.enabled || !Matches(r, v)) continue;
     if (v.is_latest && v.delete_marker) {
@@ -758,19 +773,21 @@ Action Evaluate(const Configuration& c, const VersionFacts& v, int64_t now_ns, i
   return {};
 }
 
-std::optional<std::string> AbortDue(const Configuration& c, std::string_view key, int64_t initiated_ns,
-                                    int64_t now_ns, int64_t day_ns) {
+std::optional<std::string> AbortDue(const Configuration& c, std::string_view key,
+                                    int64_t initiated_ns, int64_t now_ns, int64_t day_ns) {
   for (const Rule& r : c.rules) {
     const Filter& f = r.filter;
     if (!r.enabled || !r.abort_upload_days) continue;
     // An upload has no tags and no size yet: only a prefix can select it.
-    if (!f.tags.empty() || f.size_greater_than || f.size_less_than || !key.starts_with(f.prefix)) continue;
+    if (!f.tags.empty() || f.size_greater_than || f.size_less_than) continue;
+    if (!key.starts_with(f.prefix)) continue;
     if (now_ns >= DueAfterDays(initiated_ns, *r.abort_upload_days, day_ns)) return r.id;
   }
   return std::nullopt;
 }
 
-std::optional<ExpirationInfo> ExpirationOf(const Configuration& c, const VersionFacts& v, int64_t day_ns) {
+std::optional<ExpirationInfo> ExpirationOf(const Configuration& c, const VersionFacts& v,
+                                           int64_t day_ns) {
   if (!v.is_latest || v.delete_marker) return std::nullopt;
   std::optional<ExpirationInfo> first;
   for (const Rule& r : c.rules) {

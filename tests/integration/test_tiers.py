@@ -311,6 +311,69 @@ class LifecycleActionsTest(TieredServerCase):
         self.assertIn(got.get("StorageClass", "STANDARD"), ("STANDARD", "GLACIER_IR"))
 
 
+class RestoreTest(TieredServerCase):
+    def test_cold_objects_need_a_restore(self):
+        b = self.make_bucket("rst")
+        body = os.urandom(350 << 10)
+        self.put(b, "frozen", body, StorageClass="DEEP_ARCHIVE")
+        self.put(b, "tiny", b"small", StorageClass="GLACIER")  # inline in the metadata
+        self.put(b, "warm", b"w" * 1000, StorageClass="STANDARD_IA")
+        h = self.s3.head_object(Bucket=b, Key="frozen")  # HEAD works, and says the class
+        self.assertEqual(h["StorageClass"], "DEEP_ARCHIVE")
+        self.assertNotIn("Restore", h)
+        self.assertS3Error(self.s3.get_object, "InvalidObjectState", 403, Bucket=b, Key="frozen")
+        self.assertS3Error(self.s3.get_object, "InvalidObjectState", 403, Bucket=b, Key="tiny")
+        self.assertS3Error(self.s3.copy_object, "InvalidObjectState", 403, Bucket=b, Key="copy",
+                           CopySource={"Bucket": b, "Key": "frozen"})
+        # Only cold objects are restored.
+        self.assertS3Error(self.s3.restore_object, "InvalidObjectState", 403, Bucket=b, Key="warm",
+                           RestoreRequest={"Days": 1})
+        self.assertS3Error(self.s3.restore_object, "NoSuchKey", 404, Bucket=b, Key="absent",
+                           RestoreRequest={"Days": 1})
+        r = self.s3.restore_object(Bucket=b, Key="frozen", RestoreRequest={
+            "Days": 2, "GlacierJobParameters": {"Tier": "Standard"}})
+        self.assertIn(r["ResponseMetadata"]["HTTPStatusCode"], (202,))
+        self.s3.restore_object(Bucket=b, Key="tiny", RestoreRequest={"Days": 2})
+
+        def restored(key):
+            return 'ongoing-request="false"' in self.s3.head_object(Bucket=b, Key=key).get("Restore", "")
+        self.wait_for("restore", lambda: restored("frozen") and restored("tiny"))
+        self.assertIn("expiry-date=", self.s3.head_object(Bucket=b, Key="frozen")["Restore"])
+        self.assertEqual(md5(self.get_body(b, "frozen")), md5(body))
+        got = self.s3.get_object(Bucket=b, Key="frozen", Range="bytes=100-199")
+        self.assertEqual(got["Body"].read(), body[100:200])
+        self.assertEqual(got["StorageClass"], "DEEP_ARCHIVE")  # still the cold object
+        self.assertEqual(self.get_body(b, "tiny"), b"small")
+        # Restoring a restored object extends it: 200.
+        again = self.s3.restore_object(Bucket=b, Key="frozen", RestoreRequest={"Days": 1})
+        self.assertEqual(again["ResponseMetadata"]["HTTPStatusCode"], 200)
+        # After its days the copy goes, and the object is archived again.
+        self.wait_for("restore expiry", lambda: "Restore" not in
+                      self.s3.head_object(Bucket=b, Key="frozen"))
+        self.assertS3Error(self.s3.get_object, "InvalidObjectState", 403, Bucket=b, Key="frozen")
+
+    def test_restore_in_progress_and_bad_requests(self):
+        import harness
+        b = self.make_bucket("rst2")
+        self.put(b, "k", os.urandom(300 << 10), StorageClass="GLACIER")
+        for doc, code in ((b"<RestoreRequest><Days>0</Days></RestoreRequest>", b"InvalidArgument"),
+                          (b"<RestoreRequest><Days>x</Days></RestoreRequest>", b"InvalidArgument"),
+                          (b"not xml", b"MalformedXML"),
+                          (b"<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Fast</Tier>"
+                           b"</GlacierJobParameters></RestoreRequest>", b"MalformedXML")):
+            r = harness.signed_request(self.server, "POST", f"/{b}/k", query="restore", body=doc)
+            self.assertEqual(r.status, 400, r.body)
+            self.assertIn(b"<Code>" + code + b"</Code>", r.body)
+        # Two at once: the second sees the first in progress (409) unless it already finished.
+        doc = b"<RestoreRequest><Days>1</Days></RestoreRequest>"
+        first = harness.signed_request(self.server, "POST", f"/{b}/k", query="restore", body=doc)
+        self.assertEqual(first.status, 202, first.body)
+        second = harness.signed_request(self.server, "POST", f"/{b}/k", query="restore", body=doc)
+        self.assertIn(second.status, (409, 200), second.body)
+        if second.status == 409:
+            self.assertIn(b"RestoreAlreadyInProgress", second.body)
+
+
 class TransitionCrashTest(unittest.TestCase):
     def test_sigkill_while_objects_move(self):
         config = write_config(CONFIG)

@@ -38,6 +38,7 @@ std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext&
     }
     return MakeError(ErrorCode::kNoSuchKey);
   }
+  if (Archived(ctx, rec)) return MakeError(ErrorCode::kInvalidObjectState);
   // The source's key (x-amz-copy-source-server-side-encryption-customer-*
   // for SSE-C) before its conditions are told.
   auto data_key = SseForRead(ctx, rec.sse, /*copy_source=*/true);

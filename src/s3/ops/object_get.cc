@@ -103,6 +103,7 @@ OpResult GetObject(OpContext& ctx, bool head) {
   const object::ObjectRecord& rec = (*reader)->record();
   if (rec.delete_marker) return DeleteMarkerError(rec, wanted.has_value());
   if (auto e = RefuseSseHeaders(ctx.http)) return *e;
+  if (!head && Archived(ctx, rec)) return MakeError(ErrorCode::kInvalidObjectState);
   // The key before anything about the object is told (as AWS: a missing or
   // wrong SSE-C key gets its error, not the object's headers).
   std::string customer_key_md5;
@@ -126,6 +127,7 @@ OpResult GetObject(OpContext& ctx, bool head) {
   AddSseHeaders(rec.sse, customer_key_md5, &h);
   if (!rec.storage_class.empty()) h.emplace_back("x-amz-storage-class", rec.storage_class);
   if (!rec.tags.empty()) h.emplace_back("x-amz-tagging-count", std::to_string(rec.tags.size()));
+  AddRestoreHeader(rec, &h);
   if (!ctx.route.Query("versionId")) {  // the current version: a rule may expire it
     if (auto exp = ExpirationHeader(ctx, ctx.route.key, rec)) h.emplace_back("x-amz-expiration", *exp);
   }

@@ -35,6 +35,11 @@ std::variant<std::string, Error> StorageClassFromRequest(const http::Request& re
 // bucket (s3/ops/lifecycle_ops.cc): nullopt if no lifecycle rule expires it.
 std::optional<std::string> ExpirationHeader(OpContext& ctx, const std::string& key,
                                             const object::ObjectRecord& rec);
+// The cold tier (s3/ops/restore_ops.cc): whether `rec`'s data is archived
+// (in a cold pool, no live restored copy: GET and copies refuse it), and
+// its x-amz-restore header when a restore was requested.
+bool Archived(const OpContext& ctx, const object::ObjectRecord& rec);
+void AddRestoreHeader(const object::ObjectRecord& rec, http::Headers* h);
 // The pool a storage class's data goes to ("" = the first pool).
 std::string PoolOfClass(const ServiceConfig& config, const std::string& storage_class);
 

@@ -21,6 +21,7 @@ class KeyService;
 }
 namespace strata::tier {
 class ClassMap;
+class Restorer;
 }
 
 namespace strata::s3 {
@@ -45,6 +46,8 @@ struct ServiceConfig {
   bool sse_c_over_http = false;
   // Storage classes -> pools (tier/classes.h); null: one pool for all.
   const tier::ClassMap* classes = nullptr;
+  // RestoreObject's worker (null: RestoreObject answers NotImplemented).
+  tier::Restorer* restorer = nullptr;
   // The length of a lifecycle "day" (x-amz-expiration; tests shorten it).
   int64_t lifecycle_day_ns = 86400ll * 1'000'000'000;
 };
