@@ -7,14 +7,20 @@
 #     also serves HTTPS on 127.0.0.1:9443 with a self-signed certificate for
 #     localhost / 127.0.0.1, made once in DATA/tls/ (cert.pem, key.pem 0600),
 #     and prints how to make clients trust it.
+#
+#   scripts/run.sh --tiers [server flags]
+#     four tiers (gpu-direct, hot, warm, cold) as directories under
+#     DATA/pools/, from docs/examples/tiers.toml (docs/tiers.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 self_signed=0
+tiers=0
 args=()
 data="./data"
 prev=""
 for a in "$@"; do
   if [[ "$a" == --tls-self-signed ]]; then self_signed=1; continue; fi
+  if [[ "$a" == --tiers ]]; then tiers=1; continue; fi
   [[ "$prev" == --data ]] && data="$a"
   [[ "$a" == --data=* ]] && data="${a#--data=}"
   args+=("$a")
@@ -35,5 +41,9 @@ if [[ $self_signed == 1 ]]; then
   echo "trust it: aws --ca-bundle $tls/cert.pem ... | boto3 verify='$tls/cert.pem' |" \
        "curl --cacert $tls/cert.pem | rclone --ca-cert $tls/cert.pem"
   args=(--listen-tls 127.0.0.1:9443 --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" "${args[@]}")
+fi
+if [[ $tiers == 1 ]]; then
+  args=(--config "$root/docs/examples/tiers.toml" "${args[@]}")
+  echo "four tiers under $data/pools/ (docs/examples/tiers.toml); see them: ./build/strata admin tiers --data $data"
 fi
 exec ./build/strata server "${args[@]}"

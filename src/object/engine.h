@@ -239,6 +239,20 @@ struct DeleteOutcome {
 
 enum class RestoreRequestOutcome { kStarted, kInProgress, kExtended };
 
+// What one pool holds (ObjectEngine::Usage): versions (delete markers not
+// counted) and their bytes per storage class ("" = STANDARD), and restored
+// copies kept in it.
+struct PoolUsage {
+  std::string pool;  // as ObjectEngine::pools() names it
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> by_class;  // objects, bytes
+  uint64_t restored_copies = 0, restored_bytes = 0;
+};
+struct EngineUsage {
+  std::vector<PoolUsage> pools;  // in pools() order
+  uint64_t restores_ongoing = 0;
+  uint64_t writes_in_flight = 0;  // data files written and not committed yet (intent records)
+};
+
 struct ListVersionsParams {
   std::string prefix;
   std::string delimiter;
@@ -424,6 +438,9 @@ class ObjectEngine {
                          const std::string& to_pool,
                          const std::function<int64_t(uint32_t days)>& expiry_of);
   Status ExpireRestore(const std::string& bucket, const std::string& key, uint64_t stamp);
+  // Per pool, what the metadata says is in it: a scan of every version
+  // record (for `strata admin tiers`; not on a request path).
+  Result<EngineUsage> Usage();
   // The record of version `stamp`, the null version included (HeadVersion
   // names that one "null" only). NotFound (kVersion) if none.
   Result<ObjectRecord> RecordOfStamp(const std::string& bucket, const std::string& key,

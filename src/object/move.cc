@@ -15,6 +15,7 @@
 // name them; the start-up sweep removes them); after 2, the new record and
 // old files named by G records (removed at start-up). Readers that opened the
 // old files keep reading them (an open file outlives its unlink).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -242,6 +243,49 @@ Result<ObjectRecord> ObjectEngine::RecordOfStamp(const std::string& bucket,
   ASSIGN_OR_RETURN(auto found, ReadVersion(bucket, key, stamp));
   found.second.inline_data.clear();
   return std::move(found.second);
+}
+
+Result<EngineUsage> ObjectEngine::Usage() {
+  EngineUsage out;
+  for (const Pool& p : pools_) out.pools.push_back({p.name, {}, 0, 0});
+  auto slot = [&](const std::string& pool) -> PoolUsage* {
+    if (pool.empty()) return &out.pools[0];
+    for (PoolUsage& u : out.pools) {
+      if (u.pool == pool) return &u;
+    }
+    return nullptr;  // a pool no longer configured
+  };
+  auto it = kv_->NewIterator();
+  const std::string objects(1, meta::kObjectPrefix);
+  for (it->Seek(objects); it->Valid() && it->key().starts_with(objects); it->Next()) {
+    auto rec = DecodeObjectRecord(it->value());
+    if (!rec) return Corruption("an object record does not decode");
+    if (rec->delete_marker) continue;
+    if (PoolUsage* u = slot(rec->pool)) {
+      auto c = std::find_if(u->by_class.begin(), u->by_class.end(),
+                            [&](const auto& e) { return e.first == rec->storage_class; });
+      if (c == u->by_class.end()) {
+        u->by_class.push_back({rec->storage_class, {0, 0}});
+        c = u->by_class.end() - 1;
+      }
+      ++c->second.first;
+      c->second.second += rec->size_bytes;
+    }
+    if (rec->restore.ongoing) ++out.restores_ongoing;
+    if (rec->restore.made()) {
+      if (PoolUsage* u = slot(rec->restore.pool)) {
+        ++u->restored_copies;
+        u->restored_bytes += rec->size_bytes;
+      }
+    }
+  }
+  RETURN_IF_ERROR(it->status());
+  const std::string intents(1, meta::kIntentPrefix);
+  for (it->Seek(intents); it->Valid() && it->key().starts_with(intents); it->Next()) {
+    ++out.writes_in_flight;
+  }
+  RETURN_IF_ERROR(it->status());
+  return out;
 }
 
 Status ObjectEngine::ExpireRestore(const std::string& bucket, const std::string& key,

@@ -1,5 +1,9 @@
 #include "server/admin_api.h"
 
+#include <sys/statvfs.h>
+
+#include <nlohmann/json.hpp>
+
 #include "server/admin_wire.h"
 
 namespace strata::server {
@@ -38,6 +42,7 @@ std::pair<int, std::string> ServerAdminApi::Handle(
   };
   if (action == "drives" && method == "GET") return Drives();
   if (action == "heal-status" && method == "GET") return HealStatus();
+  if (action == "tiers" && method == "GET") return Tiers();
   if (action == "heal-object" && method == "POST") {
     const std::string* bucket = q("bucket");
     const std::string* key = q("key");
@@ -129,6 +134,55 @@ std::pair<int, std::string> ServerAdminApi::HealStatus() {
   reply.unrecoverable = s.unrecoverable;
   reply.scrub_passes = s.scrub_passes;
   return {200, admin::Encode(reply)};
+}
+
+std::pair<int, std::string> ServerAdminApi::Tiers() {
+  auto usage = engine_->Usage();
+  if (!usage.ok()) return AdminErrorFrom(usage.status());
+  nlohmann::json pools = nlohmann::json::array();
+  for (size_t i = 0; i < usage->pools.size(); ++i) {
+    const object::PoolUsage& u = usage->pools[i];
+    const TierDescription* d = nullptr;
+    for (const TierDescription& t : tiers_) {
+      if (t.name == u.pool) d = &t;
+    }
+    uint64_t capacity = 0, free = 0;
+    std::vector<std::string> drives = d ? d->drives : std::vector<std::string>{};
+    for (const std::string& dir : drives) {
+      struct statvfs sv {};
+      if (::statvfs(dir.c_str(), &sv) == 0) {
+        capacity += static_cast<uint64_t>(sv.f_blocks) * sv.f_frsize;
+        free += static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+      }
+    }
+    nlohmann::json by_class = nlohmann::json::object();
+    uint64_t objects = 0, bytes = 0;
+    for (const auto& [cls, n] : u.by_class) {
+      by_class[cls.empty() ? "STANDARD" : cls] = {{"objects", n.first}, {"bytes", n.second}};
+      objects += n.first;
+      bytes += n.second;
+    }
+    pools.push_back({{"name", u.pool.empty() ? "default" : u.pool},
+                     {"primary", i == 0},
+                     {"media", d ? d->media : "hot"},
+                     {"layout", d ? d->layout : ""},
+                     {"drives", drives},
+                     {"capacity_bytes", capacity},
+                     {"free_bytes", free},
+                     {"objects", objects},
+                     {"bytes", bytes},
+                     {"by_class", by_class},
+                     {"restored_copies", u.restored_copies},
+                     {"restored_bytes", u.restored_bytes}});
+  }
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [cls, pool] : classes_) classes[cls] = pool.empty() ? "default" : pool;
+  nlohmann::json doc = {{"pools", pools},
+                        {"storage_classes", classes},
+                        {"in_flight",
+                         {{"restores", usage->restores_ongoing},
+                          {"uncommitted_writes", usage->writes_in_flight}}}};
+  return {200, doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
 }  // namespace strata::server

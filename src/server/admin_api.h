@@ -6,6 +6,8 @@
 //                                    the latest, a delete marker too), rebuild what is bad
 //   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
+//   GET  tiers                       every pool: media, layout, drives, capacity,
+//                                    objects and bytes per storage class, restores
 // the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
 // and the key service's (kms_admin.cc): kms-*.
 #pragma once
@@ -21,6 +23,14 @@
 
 namespace strata::server {
 
+// One pool as `GET tiers` describes it (what the engine does not know).
+struct TierDescription {
+  std::string name;    // the engine's pool name ("" for the one default pool)
+  std::string media;   // gpu-direct, hot, warm, cold
+  std::string layout;  // "1+0 (one directory)", "4+2 over 6 drives"
+  std::vector<std::string> drives;
+};
+
 class ServerAdminApi : public s3::AdminApi {
  public:
   // store/healer are null for a single-directory (plain) data store.
@@ -28,6 +38,13 @@ class ServerAdminApi : public s3::AdminApi {
                  storage::Healer* healer, auth::IdentityStore* identities,
                  kms::KeyService* kms = nullptr)
       : engine_(engine), store_(store), healer_(healer), identities_(identities), kms_(kms) {}
+
+  // The pools (in the engine's order) and storage class -> pool mapping.
+  void SetTiers(std::vector<TierDescription> tiers,
+                std::vector<std::pair<std::string, std::string>> classes) {
+    tiers_ = std::move(tiers);
+    classes_ = std::move(classes);
+  }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -40,12 +57,15 @@ class ServerAdminApi : public s3::AdminApi {
                                          const object::Version& version);
   std::pair<int, std::string> HealBucket(const std::string& bucket);
   std::pair<int, std::string> HealStatus();
+  std::pair<int, std::string> Tiers();
 
   object::ObjectEngine* engine_;
   storage::ErasureDataStore* store_;
   storage::Healer* healer_;
   auth::IdentityStore* identities_;
   kms::KeyService* kms_;
+  std::vector<TierDescription> tiers_;
+  std::vector<std::pair<std::string, std::string>> classes_;
 };
 
 // The admin API's error document {"error": message} with `status`, and the

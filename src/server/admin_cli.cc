@@ -351,6 +351,38 @@ int RunAdminIam(const AdminIamCommand& cmd) {
                 j.value("secret_key", "").c_str());
     return 0;
   }
+  if (cmd.action == "tiers" && j.contains("pools")) {
+    std::printf("%-10s %-10s %-22s %10s %14s %14s %14s\n", "pool", "media", "layout", "objects",
+                "bytes", "used", "free");
+    for (const auto& p : j["pools"]) {
+      const uint64_t cap = p.value("capacity_bytes", uint64_t{0});
+      const uint64_t free = p.value("free_bytes", uint64_t{0});
+      std::printf("%-10s %-10s %-22s %10llu %14llu %14llu %14llu\n",
+                  p.value("name", "").c_str(), p.value("media", "").c_str(),
+                  p.value("layout", "").c_str(),
+                  static_cast<unsigned long long>(p.value("objects", uint64_t{0})),
+                  static_cast<unsigned long long>(p.value("bytes", uint64_t{0})),
+                  static_cast<unsigned long long>(cap - free), static_cast<unsigned long long>(free));
+      for (const auto& [cls, n] : p["by_class"].items()) {
+        std::printf("  %-20s %10llu objects %14llu bytes\n", cls.c_str(),
+                    static_cast<unsigned long long>(n.value("objects", uint64_t{0})),
+                    static_cast<unsigned long long>(n.value("bytes", uint64_t{0})));
+      }
+      if (p.value("restored_copies", uint64_t{0}) > 0) {
+        std::printf("  restored copies      %10llu (%llu bytes)\n",
+                    static_cast<unsigned long long>(p.value("restored_copies", uint64_t{0})),
+                    static_cast<unsigned long long>(p.value("restored_bytes", uint64_t{0})));
+      }
+    }
+    std::printf("storage classes:");
+    for (const auto& [cls, pool] : j["storage_classes"].items()) {
+      std::printf(" %s->%s", cls.c_str(), pool.get<std::string>().c_str());
+    }
+    std::printf("\nin flight: %llu restores, %llu uncommitted writes\n",
+                static_cast<unsigned long long>(j["in_flight"].value("restores", uint64_t{0})),
+                static_cast<unsigned long long>(j["in_flight"].value("uncommitted_writes", uint64_t{0})));
+    return 0;
+  }
   if (j.contains("done")) {
     std::printf("ok: %s\n", j["done"].get<std::string>().c_str());
     return 0;

@@ -336,6 +336,14 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   verb(kms, "enable", "allow a disabled key again", "POST", "kms-enable",
        {{"key", "key id, ARN or alias/NAME"}});
 
+  // strata admin tiers: one admin API action, printed as a table (admin_cli.cc).
+  {
+    CLI::App* v = admin->add_subcommand("tiers", "pools, storage classes, capacity and objects per tier");
+    LastOneWins(*v);
+    AddAdminOptions(*v, iam.admin);
+    verbs.push_back(IamVerb{v, "GET", "tiers", {}});
+  }
+
   RebuildIndexCommand rebuild;
   CLI::App* rebuild_cmd = admin->add_subcommand(
       "rebuild-index", "recreate lost metadata from the drives (server stopped, DIR/meta absent)");

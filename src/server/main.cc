@@ -126,6 +126,32 @@ std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta
   return s;
 }
 
+// What `GET tiers` says of each pool beside what the engine counts.
+std::vector<TierDescription> DescribeTiers(const Config& cfg, const Storage& st) {
+  std::vector<TierDescription> out;
+  auto layout = [](const std::vector<std::string>& drives, storage::DataStore* store) {
+    if (auto* e = dynamic_cast<storage::ErasureDataStore*>(store)) {
+      return std::to_string(e->k()) + "+" + std::to_string(e->m()) + " over " +
+             std::to_string(drives.size()) + " drives";
+    }
+    return std::string("1+0 (one directory)");
+  };
+  if (st.pools.empty()) {
+    std::vector<std::string> drives = cfg.drives.empty() ? std::vector<std::string>{cfg.data_dir}
+                                                         : cfg.drives;
+    out.push_back({"", "hot", layout(drives, st.data), drives});
+    return out;
+  }
+  for (const object::Pool& p : st.pools) {
+    const PoolConfig& c = *std::find_if(cfg.pools.begin(), cfg.pools.end(),
+                                        [&](const PoolConfig& x) { return x.name == p.name; });
+    std::vector<std::string> drives;
+    for (const std::string& d : c.drives) drives.push_back(PoolPath(cfg, d));
+    out.push_back({p.name, c.media, layout(drives, p.store), drives});
+  }
+  return out;
+}
+
 // Everything strata writes (objects, metadata, credentials) is readable by
 // its own user only: files 0600, directories 0700, including RocksDB's.
 void RestrictFileModes(const Config& cfg) {
@@ -296,6 +322,7 @@ int RunServer(const Config& cfg) {
   }
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
+  admin.SetTiers(DescribeTiers(cfg, st), st.classes.Mapping());
 
   s3::ServiceConfig scfg;
   scfg.region = cfg.region;

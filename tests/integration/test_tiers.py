@@ -99,7 +99,11 @@ class StorageClassTest(TieredServerCase):
                 self.assertNotIn("StorageClass", h)  # AWS omits it for STANDARD
             else:
                 self.assertEqual(h["StorageClass"], cls)
-            self.assertEqual(md5(self.get_body(b, "k-" + cls)), md5(body))
+            if pool == "cold":  # archived: read only after a restore (RestoreTest)
+                self.assertS3Error(self.s3.get_object, "InvalidObjectState", 403, Bucket=b,
+                                   Key="k-" + cls)
+            else:
+                self.assertEqual(md5(self.get_body(b, "k-" + cls)), md5(body))
         listed = {o["Key"]: o["StorageClass"] for o in self.s3.list_objects_v2(Bucket=b)["Contents"]}
         self.assertEqual(listed["k-STANDARD_IA"], "STANDARD_IA")
         self.assertEqual(listed["k-STANDARD"], "STANDARD")
@@ -142,6 +146,52 @@ class StorageClassTest(TieredServerCase):
         self.assertEqual(len(hot - set(files_in(self.server.data_dir, "hot"))), 1,
                          "the hot copy is gone")
         self.assertEqual(md5(self.get_body(b, "k")), md5(body))
+
+
+class AdminTiersTest(TieredServerCase):
+    def test_admin_tiers_reports_pools_and_classes(self):
+        import harness
+        b = self.make_bucket("adm")
+        self.put(b, "h1", b"x" * 1000)
+        self.put(b, "w1", b"y" * (300 << 10), StorageClass="STANDARD_IA")
+        self.put(b, "w2", b"z" * 10, StorageClass="GLACIER_IR")
+        status, doc = harness.admin(self.server, "GET", "tiers")
+        self.assertEqual(status, 200, doc)
+        pools = {p["name"]: p for p in doc["pools"]}
+        self.assertEqual(set(pools), {"gpu", "hot", "warm", "cold"})
+        self.assertTrue(pools["hot"]["primary"])
+        self.assertEqual(doc["pools"][0]["name"], "hot")  # STANDARD's pool first
+        self.assertEqual(pools["warm"]["media"], "warm")
+        self.assertEqual(pools["warm"]["layout"], "1+0 (one directory)")
+        self.assertGreater(pools["warm"]["capacity_bytes"], 0)
+        self.assertGreaterEqual(pools["warm"]["by_class"]["STANDARD_IA"]["objects"], 1)
+        self.assertGreaterEqual(pools["warm"]["by_class"]["GLACIER_IR"]["bytes"], 10)
+        self.assertGreaterEqual(pools["hot"]["by_class"]["STANDARD"]["objects"], 1)
+        self.assertEqual(doc["storage_classes"]["DEEP_ARCHIVE"], "cold")
+        self.assertEqual(doc["storage_classes"]["EXPRESS_ONEZONE"], "gpu")
+        env = dict(os.environ, STRATA_ROOT_USER=harness.ACCESS_KEY,
+                   STRATA_ROOT_PASSWORD=harness.SECRET_KEY)
+        out = subprocess.run([self.server.bin, "admin", "tiers", "--endpoint", self.server.endpoint],
+                             capture_output=True, text=True, env=env, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("warm", out.stdout)
+        self.assertIn("STANDARD_IA", out.stdout)
+        self.assertIn("DEEP_ARCHIVE->cold", out.stdout)
+
+
+class ExampleConfigTest(unittest.TestCase):
+    def test_shipped_example_starts_four_tiers(self):
+        import harness
+        example = os.path.join(os.path.dirname(__file__), "../../docs/examples/tiers.toml")
+        server = Server(extra_args=["--config", example, "--kv-listen", "off"]).start()
+        try:
+            status, doc = harness.admin(server, "GET", "tiers")
+            self.assertEqual(status, 200, doc)
+            self.assertEqual([p["media"] for p in doc["pools"]], ["hot", "gpu-direct", "warm", "cold"])
+            for pool in ("gpu", "hot", "warm", "cold"):
+                self.assertTrue(os.path.isdir(os.path.join(server.data_dir, "pools", pool)), pool)
+        finally:
+            server.cleanup()
 
 
 class LifecycleConfigTest(TieredServerCase):
@@ -252,8 +302,15 @@ class LifecycleActionsTest(TieredServerCase):
         for k, v in bodies.items():
             h = self.s3.head_object(Bucket=b, Key=k)
             self.assertEqual(h["ETag"], '"' + md5(v) + '"')  # unchanged
-            self.assertEqual(md5(self.get_body(b, k)), md5(v), k)
+            # In the cold tier: archived until restored, then the same bytes.
+            self.assertS3Error(self.s3.get_object, "InvalidObjectState", 403, Bucket=b, Key=k)
+            self.s3.restore_object(Bucket=b, Key=k, RestoreRequest={"Days": 1})
         self.assertGreaterEqual(len(files_in(self.server.data_dir, "cold")), 4)
+        self.wait_for("restores", lambda: all(
+            'ongoing-request="false"' in self.s3.head_object(Bucket=b, Key=k).get("Restore", "")
+            for k in bodies))
+        for k, v in bodies.items():
+            self.assertEqual(md5(self.get_body(b, k)), md5(v), k)
 
         def expired():
             keys = [o["Key"] for o in self.s3.list_objects_v2(Bucket=b).get("Contents", [])]
