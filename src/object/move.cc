@@ -28,7 +28,7 @@
 namespace strata::object {
 namespace {
 
-constexpr size_t kCopyChunk = 1 << 20;
+constexpr size_t kCopyChunk = 4 << 20;  // fewer, larger reads and writes
 
 Status CopyStored(storage::DataReader& from, storage::DataWriter& to) {
   std::unique_ptr<char[]> buf(new char[kCopyChunk]);

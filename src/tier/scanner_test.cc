@@ -19,6 +19,7 @@
 #include "storage/plain_store.h"
 #include "tier/classes.h"
 #include "tier/lifecycle.h"
+#include "tier/restore.h"
 
 namespace strata::tier {
 namespace {
@@ -217,6 +218,52 @@ TEST_F(ScannerTest, BackgroundThreadRunsPasses) {
   bg.Stop();
   EXPECT_EQ(engine_->HeadObject("b", "k").status().code(), Code::kNotFound);
   EXPECT_GE(bg.totals().deleted, 1u);
+}
+
+// Restores (tier/restore.h): a copy is made in the primary pool and read in
+// place of the cold data; the index sweep re-enqueues a restore left ongoing
+// (a restart) and drops the copy after its days.
+TEST_F(ScannerTest, RestoreMakesAndExpiresACopy) {
+  auto cold = Put("frozen", 300 << 10);
+  ASSERT_TRUE(engine_->MoveVersion("b", "frozen", cold.version_stamp, "warm", "GLACIER").ok());
+  auto started = engine_->RequestRestore("b", "frozen", cold.version_stamp, 2, 0);
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(*started, object::RestoreRequestOutcome::kStarted);
+  EXPECT_EQ(*engine_->RequestRestore("b", "frozen", cold.version_stamp, 2, 0),
+            object::RestoreRequestOutcome::kInProgress);
+  // As after a restart: nothing queued; the sweep finds the ongoing restore.
+  Restorer restorer(engine_.get(), kv_.get(), &classes_, kDay, 1'000'000);
+  ASSERT_TRUE(restorer.Sweep().ok());
+  restorer.Drain();
+  EXPECT_EQ(restorer.completed(), 1u);
+  auto rec = engine_->HeadObject("b", "frozen");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_FALSE(rec->restore.ongoing);
+  EXPECT_EQ(rec->restore.pool, "hot");
+  ASSERT_EQ(rec->restore.files.size(), 1u);
+  EXPECT_EQ(rec->pool, "warm") << "the cold data stays where it is";
+  auto r = engine_->OpenObject("b", "frozen");
+  ASSERT_TRUE(r.ok());
+  std::string got(300 << 10, '\0');
+  for (size_t off = 0; off < got.size();) {
+    auto n = (*r)->ReadAt(off, got.data() + off, got.size() - off);
+    ASSERT_TRUE(n.ok() && *n > 0);
+    off += *n;
+  }
+  EXPECT_EQ(got, std::string(300 << 10, 'x'));
+  auto hot_ids = hot_->ListIds();
+  ASSERT_TRUE(hot_ids.ok());
+  EXPECT_EQ(hot_ids->size(), 1u) << "the copy is in the hot pool";
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past its 2 days
+  auto dropped = restorer.Sweep();
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, 1u);
+  EXPECT_FALSE(engine_->HeadObject("b", "frozen")->restore.requested());
+  EXPECT_TRUE(hot_->ListIds()->empty()) << "the copy is gone";
+  // The index entry went with it.
+  auto it = kv_->NewIterator();
+  it->Seek(meta::RestoreIndexPrefix());
+  EXPECT_FALSE(it->Valid() && it->key().starts_with(meta::RestoreIndexPrefix()));
 }
 
 }  // namespace
