@@ -278,4 +278,16 @@ std::string Rfc2047EncodeIfNeeded(std::string_view s) {
   return "=?UTF-8?B?" + Base64Encode(s) + "?=";
 }
 
+bool XmlHasNul(std::string_view xml) {
+  if (xml.find('\0') != std::string_view::npos) return true;
+  for (size_t i = xml.find("&#"); i != std::string_view::npos; i = xml.find("&#", i + 2)) {
+    size_t j = i + 2;
+    if (j < xml.size() && (xml[j] == 'x' || xml[j] == 'X')) ++j;
+    size_t digits = j;
+    while (j < xml.size() && xml[j] == '0') ++j;
+    if (j > digits && j < xml.size() && xml[j] == ';') return true;
+  }
+  return false;
+}
+
 }  // namespace strata

@@ -47,4 +47,11 @@ void PutLengthPrefixed(std::string* dst, std::string_view s);
 bool GetVarint64(std::string_view* in, uint64_t* v);
 bool GetLengthPrefixed(std::string_view* in, std::string_view* out);
 
+// Whether an XML document holds a NUL: the byte itself or a character
+// reference to U+0000 ("&#0;", "&#x00;", any number of zeros). pugixml
+// decodes the reference to a NUL and hands values out as C strings, so
+// "<Key>a&#0;b</Key>" would read as "a"; XML cannot carry U+0000 at all, so
+// the XML parsers (s3/xml.cc, tier/lifecycle.cc) refuse such documents.
+bool XmlHasNul(std::string_view xml);
+
 }  // namespace strata

@@ -4,6 +4,8 @@
 
 #include <pugixml.hpp>
 
+#include "common/encoding.h"
+
 namespace strata::s3 {
 
 std::string XmlEscape(std::string_view s) {
@@ -51,26 +53,14 @@ void XmlWriter::Element(std::string_view name, std::string_view text) {
 }
 
 namespace {
-// pugixml decodes "&#0;" (also "&#x00;", any number of zeros) to a NUL byte
-// and hands values out as C strings, so "<Key>a&#0;b</Key>" would read as the
-// key "a" (DeleteObjects would delete another object than the one named).
-// XML cannot carry U+0000 at all: such a document is malformed.
-bool HasNulCharacterReference(std::string_view xml) {
-  for (size_t i = xml.find("&#"); i != std::string_view::npos; i = xml.find("&#", i + 2)) {
-    size_t j = i + 2;
-    if (j < xml.size() && (xml[j] == 'x' || xml[j] == 'X')) ++j;
-    size_t digits = j;
-    while (j < xml.size() && xml[j] == '0') ++j;
-    if (j > digits && j < xml.size() && xml[j] == ';') return true;
-  }
-  return false;
-}
 
 // parse_ws_pcdata_single: an element whose only content is blanks keeps them
 // (<Key> </Key> names the key " "; pugixml drops whitespace-only text by
 // default), while the formatting whitespace between elements is still dropped.
 bool Parse(std::string_view xml, pugi::xml_document* doc) {
-  if (HasNulCharacterReference(xml)) return false;
+  // A NUL reference would cut a key short (DeleteObjects deleting another
+  // object than the one named): common/encoding.h XmlHasNul.
+  if (XmlHasNul(xml)) return false;
   pugi::xml_parse_result r = doc->load_buffer(xml.data(), xml.size(),
                                               pugi::parse_default | pugi::parse_ws_pcdata_single,
                                               pugi::encoding_utf8);

@@ -28,18 +28,10 @@ constexpr char kCredentialsText[] =
   throw CLI::ValidationError(flag, message);
 }
 
-// "HOST:PORT" (HOST may be empty: every address; "[v6]" loses its brackets).
 void SplitHostPort(const std::string& flag, const std::string& text, std::string* host, int* port) {
-  size_t colon = text.rfind(':');
-  std::optional<int64_t> p;
-  if (colon != std::string::npos) p = cli::ParseWholeNumber(text.substr(colon + 1));
-  if (!p || *p > 65535)
+  if (!ParseHostPort(text, host, port)) {
     Invalid(flag, "needs HOST:PORT with a port from 0 to 65535, got '" + text + "'");
-  *host = text.substr(0, colon);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
-    *host = host->substr(1, host->size() - 2);
   }
-  *port = static_cast<int>(*p);
 }
 
 // An integer flag: a whole decimal number in [lo, hi]; the default shown in --help.
@@ -84,17 +76,9 @@ void AddStorageOptions(CLI::App& app, Config& c) {
   app.add_option_function<std::string>(
          "--ec",
          [&c](const std::string& v) {
-           size_t plus = v.find('+');
-           std::optional<int64_t> k, m;
-           if (plus != std::string::npos) {
-             k = cli::ParseWholeNumber(v.substr(0, plus));
-             m = cli::ParseWholeNumber(v.substr(plus + 1));
-           }
-           if (!k || !m || *k < 1 || *k > 255 || *m > 255) {
+           if (!ParseLayout(v, &c.ec_k, &c.ec_m)) {
              Invalid("--ec", "needs K+M with K >= 1 and M >= 0, e.g. 4+2, got '" + v + "'");
            }
-           c.ec_k = static_cast<int>(*k);
-           c.ec_m = static_cast<int>(*m);
          },
          "data+parity shards with --drives (default: 4 drives 2+2, 6 drives 4+2, 12 drives 8+4)")
       ->type_name("K+M");
@@ -423,6 +407,30 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
                       "policy or kms",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
+}
+
+bool ParseHostPort(const std::string& text, std::string* host, int* port) {
+  size_t colon = text.rfind(':');
+  std::optional<int64_t> p;
+  if (colon != std::string::npos) p = cli::ParseWholeNumber(text.substr(colon + 1));
+  if (!p || *p > 65535) return false;
+  *host = text.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  *port = static_cast<int>(*p);
+  return true;
+}
+
+bool ParseLayout(const std::string& text, int* k, int* m) {
+  size_t plus = text.find('+');
+  if (plus == std::string::npos) return false;
+  std::optional<int64_t> kk = cli::ParseWholeNumber(text.substr(0, plus));
+  std::optional<int64_t> mm = cli::ParseWholeNumber(text.substr(plus + 1));
+  if (!kk || !mm || *kk < 1 || *kk > 255 || *mm > 255) return false;
+  *k = static_cast<int>(*kk);
+  *m = static_cast<int>(*mm);
+  return true;
 }
 
 std::string PoolPath(const Config& c, const std::string& drive) {

@@ -95,6 +95,10 @@ struct Config {
 // pools (nor with --drives, which a tiered layout replaces). The message
 // names what is wrong; nullopt when fine (or no pools).
 std::optional<std::string> CheckPools(const Config& c);
+// "HOST:PORT" (HOST may be empty: every address; "[v6]" loses its brackets)
+// and "K+M" (K 1-255, M 0-255), as the flags and the config file take them.
+bool ParseHostPort(const std::string& text, std::string* host, int* port);
+bool ParseLayout(const std::string& text, int* k, int* m);
 // A pool directory as opened: absolute, or under the data directory.
 std::string PoolPath(const Config& c, const std::string& drive);
 

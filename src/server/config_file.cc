@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/cli.h"
 
 namespace strata::server {
 namespace {
@@ -53,32 +52,16 @@ struct Reader {
   bool HostPort(const toml::node& n, const std::string& key, std::string* host, int* port) {
     std::string text;
     if (!String(n, key, &text)) return false;
-    size_t colon = text.rfind(':');
-    std::optional<int64_t> p;
-    if (colon != std::string::npos) p = cli::ParseWholeNumber(text.substr(colon + 1));
-    if (!p || *p > 65535) return Fail(n, key, "needs HOST:PORT, got '" + text + "'");
-    *host = text.substr(0, colon);
-    if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
-      *host = host->substr(1, host->size() - 2);
-    }
-    *port = static_cast<int>(*p);
+    if (!ParseHostPort(text, host, port)) return Fail(n, key, "needs HOST:PORT, got '" + text + "'");
     return true;
   }
   // "K+M"
   bool Layout(const toml::node& n, const std::string& key, int* k, int* m) {
     std::string text;
     if (!String(n, key, &text)) return false;
-    size_t plus = text.find('+');
-    std::optional<int64_t> kk, mm;
-    if (plus != std::string::npos) {
-      kk = cli::ParseWholeNumber(text.substr(0, plus));
-      mm = cli::ParseWholeNumber(text.substr(plus + 1));
-    }
-    if (!kk || !mm || *kk < 1 || *kk > 255 || *mm > 255) {
+    if (!ParseLayout(text, k, m)) {
       return Fail(n, key, "needs K+M with K >= 1 and M >= 0, e.g. 4+2, got '" + text + "'");
     }
-    *k = static_cast<int>(*kk);
-    *m = static_cast<int>(*mm);
     return true;
   }
 

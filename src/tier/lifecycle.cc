@@ -9,6 +9,8 @@
 #include <pugixml.hpp>
 #include <set>
 
+#include "common/encoding.h"
+
 namespace strata::tier {
 
 namespace {
@@ -58,19 +60,6 @@ bool IsFormatting(pugi::xml_node n) {
   return Trim(n.value()).empty();
 }
 
-// As s3/xml.cc: pugixml turns "&#0;" into a NUL that ends its C strings, so
-// "<Prefix>a&#0;b</Prefix>" would read as "a". XML cannot carry U+0000.
-bool HasNul(std::string_view xml) {
-  if (xml.find('\0') != std::string_view::npos) return true;
-  for (size_t i = xml.find("&#"); i != std::string_view::npos; i = xml.find("&#", i + 2)) {
-    size_t j = i + 2;
-    if (j < xml.size() && (xml[j] == 'x' || xml[j] == 'X')) ++j;
-    size_t digits = j;
-    while (j < xml.size() && xml[j] == '0') ++j;
-    if (j > digits && j < xml.size() && xml[j] == ';') return true;
-  }
-  return false;
-}
 
 // A leaf's text: its text and CDATA pieces joined (pugixml splits the text
 // around the comments it skips). An element inside breaks the schema.
@@ -508,7 +497,7 @@ bool ParseRule(Ctx& ctx, pugi::xml_node n, Rule* r) {
 }
 
 bool ParseDocument(Ctx& ctx, std::string_view xml, Configuration* config) {
-  if (HasNul(xml)) return ctx.Malformed();
+  if (XmlHasNul(xml)) return ctx.Malformed();  // "<Prefix>a&#0;b</Prefix>" would read as "a"
   // parse_ws_pcdata_single keeps a blank-only text (<Prefix> </Prefix> is the
   // prefix " ") while the blanks between elements are still dropped.
   pugi::xml_document doc;

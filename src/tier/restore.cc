@@ -4,17 +4,14 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/time_util.h"
 #include "meta/keys.h"
 #include "tier/lifecycle.h"
 
 namespace strata::tier {
 
 namespace {
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowNs() { return UnixNowNs(); }
 }  // namespace
 
 Restorer::Restorer(object::ObjectEngine* engine, meta::KvStore* kv, const ClassMap* classes,

@@ -4,16 +4,13 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/time_util.h"
 #include "meta/keys.h"
 
 namespace strata::tier {
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowNs() { return UnixNowNs(); }
 
 int64_t MonoNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
