@@ -1,6 +1,7 @@
 #include "tier/scanner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "common/log.h"
@@ -150,6 +151,7 @@ Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord
       }
       group.push_back(std::move(v));
     }
+    FlushMoves(stats);  // before the progress says these keys are done
     if (!page.is_truncated) break;
     params.key_marker = page.next_key_marker;
     params.version_id_marker = page.next_version_id_marker;
@@ -160,6 +162,7 @@ Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord
     }
   }
   if (!group.empty() && !stopping()) ApplyToKey(bucket, rec, *config, group, stats);
+  FlushMoves(stats);
   if (stopping()) return Status::OK();
   RETURN_IF_ERROR(ScanUploads(bucket, *config, stats));
   meta::WriteBatch progress;  // this bucket is done
@@ -214,25 +217,59 @@ void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& 
         if (st.ok()) ++stats->markers;
         break;
       case ActionKind::kTransition: {
+        // Moves run a few at a time (FlushMoves): one's synced metadata
+        // switch overlaps the next one's copy.
         const std::string& pool = classes_ ? classes_->PoolOf(a.storage_class) : std::string();
-        st = engine_->MoveVersion(bucket, e.key, r.version_stamp, pool, a.storage_class);
-        if (st.ok()) ++stats->transitioned;
-        break;
+        moves_.push_back({bucket, e.key, r.version_stamp, pool, a.storage_class, a.rule_id});
+        if (moves_.size() >= kMaxPendingMoves) FlushMoves(stats);
+        continue;
       }
       case ActionKind::kNone:
         break;
     }
-    if (st.ok()) continue;
-    if (st.code() == Code::kPermissionDenied && st.detail() == Detail::kLocked) {
-      ++stats->locked;
-    } else if (st.code() == Code::kPreconditionFailed || st.code() == Code::kNotFound) {
-      ++stats->raced;
+    Tally(st, bucket, e.key, r.VersionId(), a.rule_id, stats);
+  }
+}
+
+void Scanner::Tally(const Status& st, const std::string& bucket, const std::string& key,
+                    const std::string& version_id, const std::string& rule_id, ScanStats* stats) {
+  if (st.ok()) return;
+  if (st.code() == Code::kPermissionDenied && st.detail() == Detail::kLocked) {
+    ++stats->locked;
+  } else if (st.code() == Code::kPreconditionFailed || st.code() == Code::kNotFound) {
+    ++stats->raced;
+  } else {
+    ++stats->failed;
+    STRATA_LOG("lifecycle: %s/%s version %s (rule %s): %s", bucket.c_str(), key.c_str(),
+               version_id.c_str(), rule_id.c_str(), st.ToString().c_str());
+  }
+}
+
+void Scanner::FlushMoves(ScanStats* stats) {
+  if (moves_.empty()) return;
+  std::vector<Status> results(moves_.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < moves_.size(); i = next++) {
+      const Move& m = moves_[i];
+      results[i] = engine_->MoveVersion(m.bucket, m.key, m.stamp, m.pool, m.storage_class);
+    }
+  };
+  const size_t helpers = std::min<size_t>(std::max<uint32_t>(options_.moves_in_flight, 1) - 1,
+                                          moves_.size() - 1);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < helpers; ++i) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < moves_.size(); ++i) {
+    if (results[i].ok()) {
+      ++stats->transitioned;
     } else {
-      ++stats->failed;
-      STRATA_LOG("lifecycle: %s/%s version %s (rule %s): %s", bucket.c_str(), e.key.c_str(),
-                 r.VersionId().c_str(), a.rule_id.c_str(), st.ToString().c_str());
+      Tally(results[i], moves_[i].bucket, moves_[i].key, object::VersionIdOf(moves_[i].stamp),
+            moves_[i].rule_id, stats);
     }
   }
+  moves_.clear();
 }
 
 Status Scanner::ScanUploads(const std::string& bucket, const Configuration& config,

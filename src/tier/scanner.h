@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/status.h"
 #include "meta/kv_store.h"
@@ -37,6 +38,8 @@ struct ScannerOptions {
   int64_t interval_ns = 3600ll * 1'000'000'000;
   uint32_t max_actions_per_s = 1000;
   uint32_t page_versions = 1000;
+  // Transitions in flight at once (each a MoveVersion on its own thread).
+  uint32_t moves_in_flight = 2;
 };
 
 struct ScanStats {
@@ -72,6 +75,10 @@ class Scanner {
                   const std::vector<object::VersionEntry>& versions, ScanStats* stats);
   Status ScanUploads(const std::string& bucket, const Configuration& config,
                      ScanStats* stats);
+  // Runs the transitions gathered so far, moves_in_flight at a time.
+  void FlushMoves(ScanStats* stats);
+  void Tally(const Status& st, const std::string& bucket, const std::string& key,
+             const std::string& version_id, const std::string& rule_id, ScanStats* stats);
   void Pace();  // waits for the rate limit before an action
   bool stopping() const { return stop_.load(); }
 
@@ -86,6 +93,13 @@ class Scanner {
   ScanStats totals_;  // guarded by mu_
   std::thread thread_;
   int64_t next_action_ns_ = 0;  // the pacing clock (scanner thread only)
+  struct Move {
+    std::string bucket, key;
+    uint64_t stamp;
+    std::string pool, storage_class, rule_id;
+  };
+  static constexpr size_t kMaxPendingMoves = 64;
+  std::vector<Move> moves_;  // gathered by ApplyToKey, run by FlushMoves (scanner thread)
   std::mutex pass_mu_;          // one pass at a time
 };
 
