@@ -229,6 +229,11 @@ struct DeleteOptions {
   // the version deleted (or, for a marker, the latest) must have this stamp;
   // PreconditionFailed otherwise (a write came in between).
   std::optional<uint64_t> only_if_stamp;
+  // Lifecycle: run under the key lock just before the delete (or the marker)
+  // with the version and every version of the key as they are now, newest
+  // first; an error cancels the delete (the rule no longer applies to it).
+  std::function<Status(const ObjectRecord& version, const std::vector<ObjectRecord>& versions)>
+      keep;
 };
 
 // What a DELETE did, for its response headers.
@@ -508,7 +513,10 @@ class ObjectEngine {
   // it is a self-describing piece where the store needs one).
   Result<ObjectRecord> AddDeleteMarker(const std::string& bucket, const std::string& key,
                                        bool bypass_governance,
-                                       std::optional<uint64_t> only_if_latest = std::nullopt);
+                                       std::optional<uint64_t> only_if_latest = std::nullopt,
+                                       const DeleteOptions* lifecycle = nullptr);
+  // Every version of a key, newest first (lifecycle re-checks; the key lock held).
+  Result<std::vector<ObjectRecord>> KeyVersions(const std::string& bucket, const std::string& key);
   // Under the bucket (shared) and key locks: replaces the current version with
   // `record` in one synced batch together with `extra`.
   Status CommitVersion(const std::string& bucket, const std::string& key, ObjectRecord& record,

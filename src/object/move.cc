@@ -227,13 +227,13 @@ Status ObjectEngine::CompleteRestore(const std::string& bucket, const std::strin
   if (!before.restore.ongoing) return PreconditionFailed("no restore is in progress");
   ObjectRecord after = before;
   after.restore.ongoing = false;
-  after.restore.expiry_ns = expiry_of(before.restore.days);
   after.restore.pool = to_pool;
   storage::DataStore* from = PoolStore(before.pool);
   if (!from) return Unavailable("the pool " + before.pool + " of " + key + " is not configured");
   if (!before.is_inline) {
     ASSIGN_OR_RETURN(after.restore.files, CopyData(bucket, key, before, from, to, to_pool));
   }
+  after.restore.expiry_ns = expiry_of(before.restore.days);  // its days count from now
   return SwitchRecord(bucket, key, version_key, found.first, after, after.restore.files, {},
                       nullptr);
 }
@@ -299,6 +299,11 @@ Status ObjectEngine::ExpireRestore(const std::string& bucket, const std::string&
   if (!found.ok()) return found.status();
   const ObjectRecord& before = found->second;
   if (before.restore.ongoing) return PreconditionFailed("the restore is in progress");
+  // Not yet due (extended by a RestoreObject since the caller looked): kept.
+  // The switch below refuses a record changed after this read.
+  if (before.restore.made() && before.restore.expiry_ns > NowNs()) {
+    return PreconditionFailed("the restored copy has not expired");
+  }
   ObjectRecord after = before;
   after.restore = {};
   RETURN_IF_ERROR(SwitchRecord(bucket, key, meta::ObjectVersionKey(bucket, key, stamp),

@@ -385,6 +385,15 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
       if (!GetString(&in, &f)) return std::nullopt;
       r.restore.files.push_back(std::move(f));
     }
+    // A copy is of the data files (none for inline data and markers), one
+    // per file; an ongoing restore has no copy yet.
+    const size_t data_files = r.is_inline || r.delete_marker ? 0
+                              : r.parts.empty()               ? 1
+                                                              : r.parts.size();
+    if ((!r.restore.files.empty() && r.restore.files.size() != data_files) ||
+        (r.restore.ongoing && (!r.restore.files.empty() || r.restore.expiry_ns != 0))) {
+      return std::nullopt;
+    }
   }
   if (!in.empty()) return std::nullopt;
   // Inline data is stored as written: sealed chunks when encrypted.

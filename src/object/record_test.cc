@@ -239,11 +239,23 @@ TEST(RecordTest, PoolAndLifecycleRoundTrip) {
   back = DecodeObjectRecord(EncodeObjectRecord(o));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->restore, o.restore);
-  o.restore = {false, 3, 12345, "hot", {std::string(32, 'c'), std::string(32, 'd')}};
+  o.restore = {false, 3, 12345, "hot", {std::string(32, 'd')}};
   back = DecodeObjectRecord(EncodeObjectRecord(o));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->restore, o.restore);
   EXPECT_EQ(back->DataFiles().back(), std::string(32, 'd')) << "the copy is collected with it";
+  // A copy is one file per data file; an ongoing restore has no copy yet.
+  ObjectRecord bad = o;
+  bad.restore.files.push_back(std::string(32, 'e'));
+  EXPECT_FALSE(DecodeObjectRecord(EncodeObjectRecord(bad)));
+  bad = o;
+  bad.restore.ongoing = true;
+  EXPECT_FALSE(DecodeObjectRecord(EncodeObjectRecord(bad)));
+  bad = o;
+  bad.is_inline = true;
+  bad.file_id.clear();
+  bad.inline_data = std::string(10, 'i');
+  EXPECT_FALSE(DecodeObjectRecord(EncodeObjectRecord(bad))) << "inline data has no copy files";
   o.restore = {};
   o.pool.clear();
   std::string v6 = EncodeObjectRecord(o);

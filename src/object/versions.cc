@@ -140,7 +140,8 @@ Status ObjectEngine::DeleteObject(const std::string& bucket, const std::string& 
 Result<ObjectRecord> ObjectEngine::AddDeleteMarker(const std::string& bucket,
                                                    const std::string& key,
                                                    bool bypass_governance,
-                                                   std::optional<uint64_t> only_if_latest) {
+                                                   std::optional<uint64_t> only_if_latest,
+                                                   const DeleteOptions* lifecycle) {
   WriteOptions options;
   options.md5 = false;
   options.bypass_governance = bypass_governance;
@@ -153,8 +154,27 @@ Result<ObjectRecord> ObjectEngine::AddDeleteMarker(const std::string& bucket,
     if (!current || current->version_stamp != *only_if_latest) {
       return PreconditionFailed("the latest version changed");
     }
+    if (lifecycle && lifecycle->keep) {  // the key lock is held here
+      ASSIGN_OR_RETURN(auto versions, KeyVersions(bucket, key));
+      return lifecycle->keep(*current, versions);
+    }
     return Status::OK();
   });
+}
+
+Result<std::vector<ObjectRecord>> ObjectEngine::KeyVersions(const std::string& bucket,
+                                                            const std::string& key) {
+  std::vector<ObjectRecord> out;
+  const std::string prefix = meta::ObjectKeyPrefix(bucket, key);
+  auto it = kv_->NewIterator();
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rec = DecodeObjectRecord(it->value());
+    if (!rec) return Corruption("undecodable object record for " + bucket + "/" + key);
+    rec->inline_data.clear();
+    out.push_back(std::move(*rec));
+  }
+  RETURN_IF_ERROR(it->status());
+  return out;
 }
 
 Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
@@ -165,7 +185,7 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   if (!version && b.versioning != Versioning::kUnversioned) {
     // Enabled: a marker on top; Suspended: a null marker replacing the null version.
     ASSIGN_OR_RETURN(ObjectRecord marker, AddDeleteMarker(bucket, key, options.bypass_governance,
-                                                          options.only_if_stamp));
+                                                          options.only_if_stamp, &options));
     out.delete_marker = true;
     out.version_id = marker.VersionId();
     return out;
@@ -179,6 +199,10 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   }
   if (options.only_if_stamp && found->second.version_stamp != *options.only_if_stamp) {
     return PreconditionFailed("the version changed");
+  }
+  if (options.keep) {
+    ASSIGN_OR_RETURN(auto versions, KeyVersions(bucket, key));
+    RETURN_IF_ERROR(options.keep(found->second, versions));
   }
   RETURN_IF_ERROR(CheckRemovable(found->second, NowNs(), options.bypass_governance));
   if (options.bypass_governance && RetentionActive(found->second.lock, NowNs())) {

@@ -491,7 +491,10 @@ std::optional<std::string> CheckPools(const Config& c) {
              " needs at least " + std::to_string(p.ec_k + p.ec_m) + " drives";
     }
     for (const std::string& d : p.drives) {
-      const std::string n = normal(d);
+      // A one-directory pool keeps its files in DIR/objects (the plain store),
+      // so the data directory itself may be one: the pool of the objects
+      // written before tiers ("path = \".\"").
+      const std::string n = p.drives.size() == 1 ? normal(d + "/objects") : normal(d);
       if (n.starts_with(meta) || meta.starts_with(n)) {
         return "pool '" + p.name + "': drive " + d + " overlaps the metadata directory " +
                c.data_dir + "/meta";

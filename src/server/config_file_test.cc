@@ -120,14 +120,23 @@ TEST_F(ConfigFileTest, BadLayoutsKeepTheServerFromStarting) {
   EXPECT_NE(m.find("two pools are named 'hot'"), std::string::npos) << m;
   m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"tape\"\npath = \"p/w\"\n"));
   EXPECT_NE(m.find("media 'tape'"), std::string::npos) << m;
-  // The same directory, a nested one, or the same one spelled differently.
-  for (const char* dup : {"p/hot", "p/hot/inner", "./p/x/../hot/", "p"}) {
+  // The same directory, or the same one spelled differently (one-directory
+  // pools keep their files in DIR/objects, so nesting two is harmless).
+  for (const char* dup : {"p/hot", "./p/x/../hot/"}) {
     m = Refused(pools(std::string("[[pool]]\nname = \"w\"\nmedia = \"warm\"\npath = \"") + dup +
                       "\"\n"));
     EXPECT_NE(m.find("overlaps a drive of pool 'hot'"), std::string::npos) << dup << ": " << m;
   }
-  m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"warm\"\npath = \"meta\"\n"));
+  // An erasure-coded pool owns its whole drives: nothing may live inside one.
+  m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"warm\"\ndrives = [\"p\", \"q\"]\n"));
+  EXPECT_NE(m.find("overlaps a drive of pool 'hot'"), std::string::npos) << m;
+  m = Refused(pools("[[pool]]\nname = \"w\"\nmedia = \"warm\"\ndrives = [\"meta\", \"x\"]\n"));
   EXPECT_NE(m.find("overlaps the metadata directory"), std::string::npos) << m;
+  // The data directory itself may be the hot pool (its files in DATA/objects,
+  // where the one-pool default keeps them), beside pools under it.
+  Config ok = Ok("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \".\"\n"
+                 "[[pool]]\nname = \"warm\"\nmedia = \"warm\"\npath = \"pools/warm\"\n");
+  EXPECT_EQ(ok.pools.size(), 2u);
   m = Refused(pools("[storage_classes]\nGLACIER = \"tape\"\n"));
   EXPECT_NE(m.find("no pool of that name"), std::string::npos) << m;
   m = Refused(pools("drives = [\"/d1\", \"/d2\"]\n"));

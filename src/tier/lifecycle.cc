@@ -721,6 +721,10 @@ Action Evaluate(const Configuration& c, const VersionFacts& v, int64_t now_ns, i
   std::string_view move_to;
   int move_rank = ClassRank(v.storage_class);  // only strictly colder than where it is
   auto transition = [&](const Rule& r, std::string_view storage_class) {
+    if (v.size_bytes < v.min_transition_bytes && !r.filter.size_greater_than &&
+        !r.filter.size_less_than) {
+      return;  // too small for the bucket's default minimum
+    }
     int rank = ClassRank(storage_class);
     if (rank > move_rank) move = &r, move_to = storage_class, move_rank = rank;
   };

@@ -131,6 +131,9 @@ struct VersionFacts {
   // The bucket's versioning is Enabled or Suspended (expiring a current
   // version then adds a delete marker instead of removing it).
   bool versioned_bucket = false;
+  // x-amz-transition-default-minimum-object-size: a version smaller than
+  // this is never transitioned by a rule whose filter names no size.
+  uint64_t min_transition_bytes = 0;
 };
 
 enum class ActionKind : uint8_t {

@@ -1156,5 +1156,32 @@ TEST(LifecycleTest, ExpirationOf) {
   EXPECT_EQ(ExpirationOf(c, With(Current("a/x", true), [](auto&) {}), kDay)->rule_id, "long");
 }
 
+// x-amz-transition-default-minimum-object-size: a small version is not
+// transitioned by a rule without a size filter, and the expiration that the
+// transition would have outranked still applies.
+TEST(LifecycleMinimumSize, SmallVersionsSkipTransitionsNotExpiration) {
+  Rule r;
+  r.id = "r";
+  r.transitions.push_back({When{1, std::nullopt}, "GLACIER_IR"});
+  r.expiration = When{2, std::nullopt};
+  Configuration c;
+  c.rules = {r};
+  VersionFacts v;
+  v.key = "k";
+  v.size_bytes = 1000;
+  v.is_latest = true;
+  v.versioned_bucket = true;
+  v.min_transition_bytes = 128 << 10;
+  const int64_t day = 1'000'000'000, later = 10 * day;
+  EXPECT_EQ(Evaluate(c, v, later, day).kind, ActionKind::kAddMarker);
+  v.size_bytes = 200 << 10;
+  EXPECT_EQ(Evaluate(c, v, later, day).kind, ActionKind::kTransition);
+  // A size filter overrides the default minimum.
+  c.rules[0].filter_form = FilterForm::kFilter;
+  c.rules[0].filter.size_greater_than = 10;
+  v.size_bytes = 1000;
+  EXPECT_EQ(Evaluate(c, v, later, day).kind, ActionKind::kTransition);
+}
+
 }  // namespace
 }  // namespace strata::tier

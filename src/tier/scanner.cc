@@ -27,14 +27,29 @@ std::string EncodeProgress(const std::string& bucket, const std::string& key) {
   return v;
 }
 
-bool HasSizeFilter(const Configuration& c, const std::string& rule_id) {
-  for (const Rule& r : c.rules) {
-    if (r.id == rule_id) return r.filter.size_greater_than || r.filter.size_less_than;
-  }
-  return false;
-}
-
 }  // namespace
+
+VersionFacts Scanner::FactsAt(const std::string& key,
+                              const std::vector<const object::ObjectRecord*>& versions, size_t i,
+                              const object::BucketRecord& bucket) {
+  const object::ObjectRecord& r = *versions[i];
+  VersionFacts v;
+  v.key = key;
+  v.size_bytes = r.size_bytes;
+  v.mtime_ns = r.mtime_ns;
+  v.tags = r.tags;
+  v.storage_class = r.storage_class;
+  v.is_latest = i == 0;
+  v.delete_marker = r.delete_marker;
+  v.versioned_bucket = bucket.versioning != object::Versioning::kUnversioned;
+  v.only_version = versions.size() == 1;
+  v.min_transition_bytes = bucket.lifecycle_min_transition_bytes;
+  if (i > 0) {
+    v.noncurrent_since_ns = versions[i - 1]->mtime_ns;  // its successor's creation
+    v.newer_noncurrent = static_cast<uint32_t>(i - 1);
+  }
+  return v;
+}
 
 ScanStats& ScanStats::operator+=(const ScanStats& o) {
   versions += o.versions;
@@ -131,16 +146,36 @@ Result<ScanStats> Scanner::RunPass() {
   return stats;
 }
 
-Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord& rec,
+Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord& listed,
                            const std::string& resume_after, ScanStats* stats) {
+  object::BucketRecord rec = listed;
   auto parsed = ParseLifecycle(rec.lifecycle, [](std::string_view) { return true; });
   auto* config = std::get_if<Configuration>(&parsed);
   if (!config) return Corruption("the stored lifecycle configuration does not parse");
+  // The rules and the versioning state as they are now (a pass can be long:
+  // a rule deleted or versioning enabled meanwhile applies from the next page).
+  auto refresh = [&]() -> Result<bool> {
+    auto fresh = engine_->GetBucket(bucket);
+    if (!fresh.ok()) {
+      if (fresh.status().code() == Code::kNotFound) return false;
+      return fresh.status();
+    }
+    if (fresh->lifecycle.empty()) return false;
+    if (fresh->lifecycle != rec.lifecycle) {
+      parsed = ParseLifecycle(fresh->lifecycle, [](std::string_view) { return true; });
+      config = std::get_if<Configuration>(&parsed);
+      if (!config) return Corruption("the stored lifecycle configuration does not parse");
+    }
+    rec = std::move(*fresh);
+    return true;
+  };
   object::ListVersionsParams params;
   params.key_marker = resume_after;
   params.max_keys = static_cast<int>(options_.page_versions);
   std::vector<object::VersionEntry> group;  // one key's versions, maybe across pages
   while (!stopping()) {
+    ASSIGN_OR_RETURN(bool still, refresh());
+    if (!still) return Status::OK();  // the bucket or its rules went
     ASSIGN_OR_RETURN(auto page, engine_->ListVersions(bucket, params));
     std::string finished;  // the last key whose versions were all applied
     for (object::VersionEntry& v : page.versions) {
@@ -155,7 +190,7 @@ Status Scanner::ScanBucket(const std::string& bucket, const object::BucketRecord
     if (!page.is_truncated) break;
     params.key_marker = page.next_key_marker;
     params.version_id_marker = page.next_version_id_marker;
-    if (!finished.empty()) {
+    if (!finished.empty() && !stopping()) {  // a stop leaves keys unapplied: not done
       meta::WriteBatch progress;
       progress.Put(meta::LifecycleProgressKey(), EncodeProgress(bucket, finished));
       RETURN_IF_ERROR(kv_->Write(progress, /*sync=*/false));
@@ -174,35 +209,36 @@ void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& 
                          const Configuration& config,
                          const std::vector<object::VersionEntry>& versions, ScanStats* stats) {
   const int64_t now = NowNs();
-  uint32_t noncurrent_seen = 0;
+  std::vector<const object::ObjectRecord*> records;
+  for (const object::VersionEntry& e : versions) records.push_back(&e.record);
   for (size_t i = 0; i < versions.size() && !stopping(); ++i) {
     const object::VersionEntry& e = versions[i];
     const object::ObjectRecord& r = e.record;
     ++stats->versions;
-    VersionFacts v;
-    v.key = e.key;
-    v.size_bytes = r.size_bytes;
-    v.mtime_ns = r.mtime_ns;
-    v.tags = r.tags;
-    v.storage_class = r.storage_class;
-    v.is_latest = e.is_latest;
-    v.delete_marker = r.delete_marker;
-    v.versioned_bucket = rec.versioning != object::Versioning::kUnversioned;
-    v.only_version = versions.size() == 1;
-    if (!e.is_latest) {
-      v.noncurrent_since_ns = versions[i - 1].record.mtime_ns;
-      v.newer_noncurrent = noncurrent_seen++;
-    }
-    Action a = Evaluate(config, v, now, options_.day_ns);
-    if (a.kind == ActionKind::kTransition && r.size_bytes < rec.lifecycle_min_transition_bytes &&
-        !HasSizeFilter(config, a.rule_id)) {
-      continue;  // AWS's default minimum (x-amz-transition-default-minimum-object-size)
-    }
+    Action a = Evaluate(config, FactsAt(e.key, records, i, rec), now, options_.day_ns);
     if (a.kind == ActionKind::kNone) continue;
     Pace();
     Status st;
     object::DeleteOptions only_this;
     only_this.only_if_stamp = r.version_stamp;
+    // Decided on what the listing said: the engine asks again, under the key
+    // lock, with the key's versions as they are then (a newer version
+    // deleted meanwhile makes a noncurrent one current: it must stay).
+    only_this.keep = [&, kind = a.kind, stamp = r.version_stamp, key = e.key](
+                         const object::ObjectRecord&,
+                         const std::vector<object::ObjectRecord>& now_versions) -> Status {
+      std::vector<const object::ObjectRecord*> fresh;
+      size_t at = now_versions.size();
+      for (size_t j = 0; j < now_versions.size(); ++j) {
+        fresh.push_back(&now_versions[j]);
+        if (now_versions[j].version_stamp == stamp) at = j;
+      }
+      if (at == now_versions.size()) return NotFound(Detail::kVersion, "the version went");
+      if (Evaluate(config, FactsAt(key, fresh, at, rec), NowNs(), options_.day_ns).kind != kind) {
+        return PreconditionFailed("the lifecycle rule no longer applies to the version");
+      }
+      return Status::OK();
+    };
     switch (a.kind) {
       case ActionKind::kDelete: {
         object::VersionSelector sel;

@@ -65,10 +65,15 @@ class Scanner {
   Result<ScanStats> RunPass();
   ScanStats totals() const;
   uint64_t passes() const { return passes_.load(); }
+  // What the rules see of version `i` of a key (versions newest first).
+  static VersionFacts FactsAt(const std::string& key,
+                              const std::vector<const object::ObjectRecord*>& versions, size_t i,
+                              const object::BucketRecord& bucket);
 
  private:
-  Status ScanBucket(const std::string& bucket, const object::BucketRecord& rec,
+  Status ScanBucket(const std::string& bucket, const object::BucketRecord& listed,
                     const std::string& resume_after, ScanStats* stats);
+
   // The actions for one key's versions (newest first).
   void ApplyToKey(const std::string& bucket, const object::BucketRecord& rec,
                   const Configuration& config,

@@ -220,6 +220,69 @@ TEST_F(ScannerTest, BackgroundThreadRunsPasses) {
   EXPECT_GE(bg.totals().deleted, 1u);
 }
 
+// The facts a rule sees, from a key's versions newest first: the successor's
+// creation makes a version noncurrent; NewerNoncurrentVersions counts the
+// noncurrent ones newer than it; the bucket's minimum transition size.
+TEST_F(ScannerTest, FactsOfAKeysVersions) {
+  object::ObjectRecord v3, v2, v1;
+  v3.mtime_ns = 300;
+  v2.mtime_ns = 200;
+  v1.mtime_ns = 100;
+  v1.size_bytes = 7;
+  object::BucketRecord b;
+  b.versioning = object::Versioning::kEnabled;
+  b.lifecycle_min_transition_bytes = 128 << 10;
+  std::vector<const object::ObjectRecord*> all = {&v3, &v2, &v1};
+  VersionFacts f = Scanner::FactsAt("k", all, 2, b);
+  EXPECT_FALSE(f.is_latest);
+  EXPECT_EQ(f.noncurrent_since_ns, 200);
+  EXPECT_EQ(f.newer_noncurrent, 1u);
+  EXPECT_EQ(f.size_bytes, 7u);
+  EXPECT_TRUE(f.versioned_bucket);
+  EXPECT_EQ(f.min_transition_bytes, 128u << 10);
+  EXPECT_FALSE(f.only_version);
+  // v3 and v2 deleted meanwhile: v1 is current, and no noncurrent rule may take it.
+  VersionFacts now = Scanner::FactsAt("k", {&v1}, 0, b);
+  EXPECT_TRUE(now.is_latest);
+  EXPECT_TRUE(now.only_version);
+  Rule nc;
+  nc.id = "nc";
+  nc.noncurrent_days = 1;
+  Configuration c;
+  c.rules = {nc};
+  EXPECT_EQ(Evaluate(c, f, 1'000'000'000, kDay).kind, ActionKind::kDelete);
+  EXPECT_EQ(Evaluate(c, now, 1'000'000'000, kDay).kind, ActionKind::kNone);
+}
+
+// The engine asks the scanner's question again under the key lock: a keep
+// that refuses cancels the delete (and the marker).
+TEST_F(ScannerTest, EngineRechecksBeforeALifecycleDelete) {
+  ASSERT_TRUE(engine_->SetBucketVersioning("b", object::Versioning::kEnabled).ok());
+  auto v1 = Put("k", 10);
+  Put("k", 20);
+  size_t seen = 0;
+  uint64_t asked = 0;
+  object::DeleteOptions o;
+  o.only_if_stamp = v1.version_stamp;
+  o.keep = [&](const object::ObjectRecord& r, const std::vector<object::ObjectRecord>& all) {
+    seen = all.size();
+    asked = r.version_stamp;
+    return PreconditionFailed("no longer due");
+  };
+  object::VersionSelector sel{false, v1.version_stamp};
+  EXPECT_EQ(engine_->DeleteVersion("b", "k", sel, o).status().code(), Code::kPreconditionFailed);
+  EXPECT_EQ(seen, 2u);
+  EXPECT_EQ(asked, v1.version_stamp);
+  EXPECT_EQ(Versions("k"), 2u);
+  auto latest = engine_->HeadObject("b", "k");
+  ASSERT_TRUE(latest.ok());
+  o.only_if_stamp = latest->version_stamp;
+  EXPECT_EQ(engine_->DeleteVersion("b", "k", std::nullopt, o).status().code(),
+            Code::kPreconditionFailed);
+  EXPECT_EQ(asked, latest->version_stamp) << "the marker's check sees the latest";
+  EXPECT_EQ(Versions("k"), 2u) << "no marker added";
+}
+
 // Restores (tier/restore.h): a copy is made in the primary pool and read in
 // place of the cold data; the index sweep re-enqueues a restore left ongoing
 // (a restart) and drops the copy after its days.
@@ -254,6 +317,11 @@ TEST_F(ScannerTest, RestoreMakesAndExpiresACopy) {
   auto hot_ids = hot_->ListIds();
   ASSERT_TRUE(hot_ids.ok());
   EXPECT_EQ(hot_ids->size(), 1u) << "the copy is in the hot pool";
+  // Not expired yet: kept, even when asked directly.
+  if (engine_->HeadObject("b", "frozen")->restore.expiry_ns > engine_->NowNs()) {
+    EXPECT_EQ(engine_->ExpireRestore("b", "frozen", cold.version_stamp).code(),
+              Code::kPreconditionFailed);
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past its 2 days
   auto dropped = restorer.Sweep();
   ASSERT_TRUE(dropped.ok());

@@ -188,8 +188,9 @@ class ExampleConfigTest(unittest.TestCase):
             status, doc = harness.admin(server, "GET", "tiers")
             self.assertEqual(status, 200, doc)
             self.assertEqual([p["media"] for p in doc["pools"]], ["hot", "gpu-direct", "warm", "cold"])
-            for pool in ("gpu", "hot", "warm", "cold"):
+            for pool in ("gpu", "warm", "cold"):
                 self.assertTrue(os.path.isdir(os.path.join(server.data_dir, "pools", pool)), pool)
+            self.assertEqual(doc["pools"][0]["drives"], [server.data_dir + "/."])
         finally:
             server.cleanup()
 
