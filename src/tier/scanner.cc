@@ -97,13 +97,18 @@ ScanStats Scanner::totals() const {
   return totals_;
 }
 
+// Thread-safe: the transitions of FlushMoves pace themselves as they run.
 void Scanner::Pace() {
   if (options_.max_actions_per_s == 0) return;
   const int64_t step = 1'000'000'000 / options_.max_actions_per_s;
-  const int64_t now = MonoNs();
-  next_action_ns_ = std::max(next_action_ns_ + step, now);
+  int64_t until;
+  {
+    std::lock_guard lock(pace_mu_);
+    next_action_ns_ = std::max(next_action_ns_ + step, MonoNs());
+    until = next_action_ns_ - step;
+  }
   // Never wait long with a stop pending: in slices.
-  while (!stopping() && MonoNs() < next_action_ns_ - step) {
+  while (!stopping() && MonoNs() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -217,7 +222,7 @@ void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& 
     ++stats->versions;
     Action a = Evaluate(config, FactsAt(e.key, records, i, rec), now, options_.day_ns);
     if (a.kind == ActionKind::kNone) continue;
-    Pace();
+    if (a.kind != ActionKind::kTransition) Pace();  // transitions pace as they run
     Status st;
     object::DeleteOptions only_this;
     only_this.only_if_stamp = r.version_stamp;
@@ -288,6 +293,11 @@ void Scanner::FlushMoves(ScanStats* stats) {
   auto work = [&] {
     for (size_t i = next++; i < moves_.size(); i = next++) {
       const Move& m = moves_[i];
+      Pace();
+      if (stopping()) {
+        results[i] = PreconditionFailed("stopping");  // counted as raced: the next pass
+        continue;
+      }
       results[i] = engine_->MoveVersion(m.bucket, m.key, m.stamp, m.pool, m.storage_class);
     }
   };

@@ -97,7 +97,8 @@ class Scanner {
   std::condition_variable cv_;
   ScanStats totals_;  // guarded by mu_
   std::thread thread_;
-  int64_t next_action_ns_ = 0;  // the pacing clock (scanner thread only)
+  std::mutex pace_mu_;
+  int64_t next_action_ns_ = 0;  // the pacing clock (guarded by pace_mu_)
   struct Move {
     std::string bucket, key;
     uint64_t stamp;
