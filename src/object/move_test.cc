@@ -71,13 +71,7 @@ class MoveTest : public ::testing::Test {
   }
   Result<std::string> Get(const std::string& key) {
     ASSIGN_OR_RETURN(auto r, engine_->OpenObject("b", key));
-    std::string out(r->record().size_bytes, '\0');
-    for (size_t off = 0; off < out.size();) {
-      ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, out.size() - off));
-      if (n == 0) return Corruption("short read");
-      off += n;
-    }
-    return out;
+    return ReadWhole(*r);
   }
   static std::set<std::string> Ids(storage::DataStore* s) {
     auto ids = s->ListIds();

@@ -25,6 +25,17 @@ inline std::string Md5Hex(const std::string& s) {
   return HexEncode(md5.Final());
 }
 
+// Every byte of an (unlocked) object, read through ReadAt.
+inline Result<std::string> ReadWhole(const ObjectReader& r) {
+  std::string out(r.record().size_bytes, '\0');
+  for (size_t off = 0; off < out.size();) {
+    ASSIGN_OR_RETURN(size_t n, r.ReadAt(off, out.data() + off, out.size() - off));
+    if (n == 0) return Corruption("short read");
+    off += n;
+  }
+  return out;
+}
+
 class PoolEngineTest : public ::testing::Test {
  protected:
   static constexpr int kDrives = 4;
@@ -71,13 +82,7 @@ class PoolEngineTest : public ::testing::Test {
                           std::string_view data_key = {}) {
     ASSIGN_OR_RETURN(auto r, engine_->OpenObject(bucket, key));
     if (!data_key.empty()) RETURN_IF_ERROR(r->Unlock(data_key));
-    std::string out(r->record().size_bytes, '\0');
-    for (size_t off = 0; off < out.size();) {
-      ASSIGN_OR_RETURN(size_t n, r->ReadAt(off, out.data() + off, out.size() - off));
-      if (n == 0) return Corruption("short read");
-      off += n;
-    }
-    return out;
+    return ReadWhole(*r);
   }
 
   std::unique_ptr<io::MemFileSystem> mem_ = io::NewMemFileSystem();

@@ -8,6 +8,7 @@
 #include "s3/router.h"
 #include "tier/classes.h"
 #include "tier/lifecycle.h"
+#include "tier/scanner.h"
 
 namespace strata::s3 {
 namespace {
@@ -85,13 +86,8 @@ std::optional<std::string> ExpirationHeader(OpContext& ctx, const std::string& k
   if (rec.delete_marker) return std::nullopt;
   auto config = ctx.config.bucket_configs->Get(ctx.route.bucket);
   if (!config || !config->lifecycle) return std::nullopt;
-  tier::VersionFacts v;
-  v.key = key;
-  v.size_bytes = rec.size_bytes;
-  v.mtime_ns = rec.mtime_ns;
-  v.tags = rec.tags;
-  v.storage_class = rec.storage_class;
-  v.is_latest = true;
+  // The same facts the scanner judges by (its versioning does not matter here).
+  const tier::VersionFacts v = tier::Scanner::FactsAt(key, {&rec}, 0, object::BucketRecord{});
   auto info = tier::ExpirationOf(*config->lifecycle, v, ctx.config.lifecycle_day_ns);
   if (!info) return std::nullopt;
   return "expiry-date=\"" + FormatHttpDate(info->expiry_ns) + "\", rule-id=\"" +
