@@ -95,6 +95,11 @@ PRIVATE_HEADERS = {
 NARROW_EDGES = {
     ("object", "storage"): ({"storage/data_store.h"},
                             "object/ uses storage through the DataStore interface"),
+    ("remote", "storage"): ({"storage/data_store.h"},
+                            "remote/ implements the DataStore interface, nothing more of storage"),
+    ("remote", "auth"): ({"auth/signer.h"}, "remote/ signs its requests; it verifies none"),
+    ("remote", "http"): ({"http/timed_stream.h"},
+                         "remote/ reads replies through the timed stream; it serves nothing"),
     ("kvcache", "auth"): ({"auth/credentials.h"},
                           "kvcache authenticates with its own HMAC challenge; it takes only the "
                           "credentials type (SecretLookup) from auth"),

@@ -470,7 +470,12 @@ Status ObjectEngine::SweepUnreferencedData() {
   for (const Pool& pool : pools_) {
     listings.push_back(pool.store->ListIds());
     auto& listed = listings.back();
-    if (!listed.ok() && listed.status().code() != Code::kNotImplemented) {
+    if (!listed.ok() && pool.store->remote()) {
+      // An endpoint that is away does not keep the server from starting;
+      // what it holds is swept at a later start.
+      STRATA_LOG("orphan sweep: pool '%s' skipped: %s", pool.name.c_str(),
+                 listed.status().ToString().c_str());
+    } else if (!listed.ok() && listed.status().code() != Code::kNotImplemented) {
       return listed.status().WithContext("orphan sweep: listing data ids of pool " + pool.name);
     }
     if (listed.ok() && !listed->empty()) any = true;
@@ -566,15 +571,26 @@ size_t ObjectEngine::SweepPool(const Pool& pool, const std::vector<std::string>&
 
 // Garbage and intent records name ids, not pools: ids are unique across
 // pools, so the id is removed wherever it is.
+// A data id lives in one pool: the local pools are asked first, and the
+// search stops at the pool that had it, so that a remote pool (a round trip)
+// is asked only for what no local pool holds.
 void ObjectEngine::CollectGarbage(const std::string& file_id) {
-  for (const Pool& pool : pools_) {
-    Status st = pool.store->Remove(file_id);
-    if (!st.ok() && st.code() != Code::kNotFound) {
-      STRATA_LOG("gc: cannot remove %s from pool '%s': %s", file_id.c_str(), pool.name.c_str(),
-                 st.ToString().c_str());
-      return;  // keep the record; retried at the next start-up
+  auto remove = [&]() -> bool {  // false: keep the record, retried at the next start-up
+    for (bool remote : {false, true}) {
+      for (const Pool& pool : pools_) {
+        if (pool.store->remote() != remote) continue;
+        Status st = pool.store->Remove(file_id);
+        if (st.ok()) return true;
+        if (st.code() != Code::kNotFound) {
+          STRATA_LOG("gc: cannot remove %s from pool '%s': %s", file_id.c_str(),
+                     pool.name.c_str(), st.ToString().c_str());
+          return false;
+        }
+      }
     }
-  }
+    return true;
+  };
+  if (!remove()) return;
   meta::WriteBatch batch;
   batch.Delete(meta::IntentKey(file_id));
   batch.Delete(meta::GarbageKey(file_id));

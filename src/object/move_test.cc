@@ -257,5 +257,92 @@ TEST_F(MoveTest, SweepFindsOrphansInEveryPool) {
   EXPECT_EQ(*Get("w"), body);
 }
 
+
+// A pool behind a network, as remote/remote_store.h is: a plain store that
+// says remote(), counts the removals asked of it and can be made unreachable.
+class FarStore : public storage::DataStore {
+ public:
+  explicit FarStore(std::unique_ptr<storage::DataStore> inner) : inner_(std::move(inner)) {}
+  bool remote() const override { return true; }
+  Result<std::unique_ptr<storage::DataWriter>> Create(const std::string& id,
+                                                      const storage::DataHeader& h) override {
+    if (away) return Unavailable("away");
+    return inner_->Create(id, h);
+  }
+  Result<std::unique_ptr<storage::DataReader>> Open(const std::string& id, uint64_t size) override {
+    if (away) return Unavailable("away");
+    return inner_->Open(id, size);
+  }
+  Status Remove(const std::string& id) override {
+    ++removes;
+    if (away) return Unavailable("away");
+    return inner_->Remove(id);
+  }
+  size_t inline_max_bytes() const override { return 0; }
+  Result<std::vector<std::string>> ListIds() override {
+    if (away) return Unavailable("away");
+    return inner_->ListIds();
+  }
+  Result<std::pair<storage::DataHeader, std::string>> ReadHeaderAndTrailer(
+      const std::string& id) override {
+    return inner_->ReadHeaderAndTrailer(id);
+  }
+  bool away = false;
+  int removes = 0;
+
+ private:
+  std::unique_ptr<storage::DataStore> inner_;
+};
+
+class RemotePoolTest : public MoveTest {
+ protected:
+  void SetUp() override {
+    auto c = storage::OpenPlainDataStore(mem_.get(), "/cold");
+    ASSERT_TRUE(c.ok());
+    far_ = std::make_unique<FarStore>(std::move(c).value());
+    OpenWithFar();
+    ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
+  }
+  void OpenWithFar() {
+    engine_.reset();
+    auto h = storage::OpenPlainDataStore(mem_.get(), "/hot");
+    ASSERT_TRUE(h.ok());
+    hot_ = std::move(h).value();
+    auto e = ObjectEngine::Open({{"hot", hot_.get()}, {"cold", far_.get()}}, kv_.get());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+  std::unique_ptr<FarStore> far_;
+};
+
+// Removing a local file never costs a round trip to the remote pool; a file
+// that lives there is removed there.
+TEST_F(RemotePoolTest, GarbageOfLocalFilesNeverAsksTheRemotePool) {
+  const std::string body = Pattern(300 << 10, 'g');
+  Put("k", body, "hot");
+  Put("k", body + "x", "hot");  // the first version's file is garbage now
+  ASSERT_TRUE(engine_->DeleteObject("b", "k").ok());
+  EXPECT_EQ(far_->removes, 0);
+  EXPECT_TRUE(Ids(hot_.get()).empty());
+
+  ObjectRecord cold = Put("c", body, "cold");
+  ASSERT_EQ(Ids(far_.get()).size(), 1u);
+  ASSERT_TRUE(engine_->DeleteObject("b", "c").ok());
+  EXPECT_TRUE(Ids(far_.get()).empty());
+  EXPECT_GE(far_->removes, 1);
+}
+
+// The remote pool away at start-up: the server still opens (its orphans wait
+// for a later start), and data it holds is back once the endpoint is.
+TEST_F(RemotePoolTest, AnUnreachableRemotePoolDoesNotStopTheStart) {
+  const std::string body = Pattern(300 << 10, 'r');
+  Put("c", body, "cold");
+  far_->away = true;
+  OpenWithFar();
+  EXPECT_EQ(Get("c").status().code(), Code::kUnavailable);
+  far_->away = false;
+  EXPECT_EQ(*Get("c"), body);
+}
+
 }  // namespace
 }  // namespace strata::object

@@ -481,6 +481,18 @@ std::optional<std::string> CheckPools(const Config& c) {
       return "pool '" + p.name + "': media '" + p.media +
              "' is not one of gpu-direct, hot, warm, cold";
     }
+    if (p.remote) {
+      if (!p.drives.empty()) return "pool '" + p.name + "' has a remote bucket and drives";
+      for (size_t j = 0; j < i; ++j) {
+        const auto& o = c.pools[j].remote;
+        if (o && o->endpoint == p.remote->endpoint && o->bucket == p.remote->bucket &&
+            (o->prefix.starts_with(p.remote->prefix) || p.remote->prefix.starts_with(o->prefix))) {
+          return "pool '" + p.name + "': its remote bucket and prefix overlap pool '" +
+                 c.pools[j].name + "''s (each sweeps what is under its prefix)";
+        }
+      }
+      continue;
+    }
     if (p.drives.empty()) return "pool '" + p.name + "' has no path or drives";
     if (p.drives.size() == 1 && (p.ec_k > 1 || p.ec_m > 0)) {
       return "pool '" + p.name + "': one directory is a 1+0 layout; ec needs several drives";

@@ -22,6 +22,18 @@ struct PoolConfig {
   std::vector<std::string> drives;
   int ec_k = 0;   // 0: default for the drive count
   int ec_m = -1;  // -1: default
+  // Or a bucket of another S3 endpoint ([pool.remote]; no path or drives).
+  struct Remote {
+    std::string endpoint;  // "http://HOST:PORT" or "https://HOST[:PORT]"
+    std::string bucket;
+    std::string prefix;    // this server's alone: its orphan sweep owns what is under it
+    std::string region = "us-east-1";
+    std::string access_key, secret_key;
+    std::string ca_file;   // https: PEM trust anchors ("" = the system's)
+    int timeout_s = 30;
+    int part_size_mib = 8;
+  };
+  std::optional<Remote> remote;
 };
 
 struct Config {

@@ -65,6 +65,49 @@ struct Reader {
     return true;
   }
 
+  // [pool.remote]: endpoint, bucket and credentials required.
+  bool Remote(const toml::node& n, const std::string& where, PoolConfig::Remote* r) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, where, "needs a table ([pool.remote])");
+    for (auto&& [k, v] : *t) {
+      const std::string key(k.str());
+      const std::string name = where + "." + key;
+      bool ok = true;
+      if (key == "endpoint") {
+        ok = String(v, name, &r->endpoint);
+        if (ok && !r->endpoint.starts_with("http://") && !r->endpoint.starts_with("https://")) {
+          ok = Fail(v, name, "needs http://HOST:PORT or https://HOST[:PORT], got '" + r->endpoint + "'");
+        }
+      } else if (key == "bucket") {
+        ok = String(v, name, &r->bucket);
+      } else if (key == "prefix") {
+        ok = String(v, name, &r->prefix);
+      } else if (key == "region") {
+        ok = String(v, name, &r->region);
+      } else if (key == "access_key") {
+        ok = String(v, name, &r->access_key);
+      } else if (key == "secret_key") {
+        ok = String(v, name, &r->secret_key);
+      } else if (key == "ca_file") {
+        ok = String(v, name, &r->ca_file);
+      } else if (key == "timeout_seconds") {
+        ok = Int(v, name, 1, 3600, &r->timeout_s);
+      } else if (key == "part_size_mib") {
+        ok = Int(v, name, 5, 5120, &r->part_size_mib);
+      } else {
+        ok = Fail(v, name, "unknown key (endpoint, bucket, prefix, region, access_key, secret_key, "
+                           "ca_file, timeout_seconds, part_size_mib)");
+      }
+      if (!ok) return false;
+    }
+    for (auto [field, value] : {std::pair{"endpoint", &r->endpoint}, std::pair{"bucket", &r->bucket},
+                                std::pair{"access_key", &r->access_key},
+                                std::pair{"secret_key", &r->secret_key}}) {
+      if (value->empty()) return Fail(n, where, std::string("needs ") + field);
+    }
+    return true;
+  }
+
   bool Pool(const toml::node& n, PoolConfig* p) {
     const toml::table* t = n.as_table();
     if (!t) return Fail(n, "pool", "needs a table ([[pool]])");
@@ -86,14 +129,21 @@ struct Reader {
         ok = Strings(v, name, &p->drives);
       } else if (key == "ec") {
         ok = Layout(v, name, &p->ec_k, &p->ec_m);
+      } else if (key == "remote") {
+        ok = Remote(v, name, &p->remote.emplace());
       } else {
-        ok = Fail(v, name, "unknown key (name, media, path, drives, ec)");
+        ok = Fail(v, name, "unknown key (name, media, path, drives, ec, remote)");
       }
       if (!ok) return false;
     }
     if (has_path && t->contains("drives")) return Fail(n, "pool", "has both path and drives");
     if (p->name.empty()) return Fail(n, "pool", "needs a name");
-    if (p->drives.empty()) return Fail(n, "pool " + p->name, "needs a path or drives");
+    if (p->remote && !p->drives.empty()) {
+      return Fail(n, "pool " + p->name, "has a remote bucket and a path or drives: one or the other");
+    }
+    if (p->drives.empty() && !p->remote) {
+      return Fail(n, "pool " + p->name, "needs a path, drives or a remote bucket");
+    }
     if (p->media.empty()) return Fail(n, "pool " + p->name, "needs a media (gpu-direct, hot, warm, cold)");
     return true;
   }

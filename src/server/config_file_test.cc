@@ -104,7 +104,7 @@ TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   m = Refused("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \"a\"\ncolor = \"red\"\n");
   EXPECT_NE(m.find("pool.color: unknown key"), std::string::npos) << m;
   m = Refused("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\n");
-  EXPECT_NE(m.find("needs a path or drives"), std::string::npos) << m;
+  EXPECT_NE(m.find("needs a path, drives or a remote bucket"), std::string::npos) << m;
   m = Refused("workers = 0\n");
   EXPECT_NE(m.find("workers: needs a whole number from 1"), std::string::npos) << m;
   auto missing = ParseServerArgs({"--config", dir_ + "/absent.toml"});
@@ -147,6 +147,59 @@ TEST_F(ConfigFileTest, BadLayoutsKeepTheServerFromStarting) {
   EXPECT_NE(std::get<UsageError>(both).message.find("exclusive"), std::string::npos);
   m = Refused("[[pool]]\nname = \"w\"\nmedia = \"warm\"\ndrives = [\"a\", \"b\"]\nec = \"2+2\"\n");
   EXPECT_NE(m.find("needs at least 4 drives"), std::string::npos) << m;
+}
+
+constexpr char kRemoteCold[] = R"(
+[[pool]]
+name = "hot"
+media = "hot"
+path = "."
+[[pool]]
+name = "cold"
+media = "cold"
+[pool.remote]
+endpoint = "http://127.0.0.1:9300"
+bucket = "archive"
+prefix = "site-a/"
+access_key = "AK"
+secret_key = "SK"
+timeout_seconds = 5
+part_size_mib = 16
+)";
+
+TEST_F(ConfigFileTest, RemoteColdPool) {
+  Config c = Ok(kRemoteCold);
+  ASSERT_EQ(c.pools.size(), 2u);
+  ASSERT_TRUE(c.pools[1].remote);
+  EXPECT_TRUE(c.pools[1].drives.empty());
+  EXPECT_EQ(c.pools[1].remote->endpoint, "http://127.0.0.1:9300");
+  EXPECT_EQ(c.pools[1].remote->bucket, "archive");
+  EXPECT_EQ(c.pools[1].remote->prefix, "site-a/");
+  EXPECT_EQ(c.pools[1].remote->region, "us-east-1");
+  EXPECT_EQ(c.pools[1].remote->timeout_s, 5);
+  EXPECT_EQ(c.pools[1].remote->part_size_mib, 16);
+
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string t = kRemoteCold;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  std::string m = Refused(with("endpoint = \"http://127.0.0.1:9300\"", "endpoint = \"ftp://h\""));
+  EXPECT_NE(m.find("pool.remote.endpoint: needs http://"), std::string::npos) << m;
+  m = Refused(with("secret_key = \"SK\"\n", ""));
+  EXPECT_NE(m.find("needs secret_key"), std::string::npos) << m;
+  m = Refused(with("part_size_mib = 16", "part_size_mib = 1"));
+  EXPECT_NE(m.find("part_size_mib: needs a whole number from 5"), std::string::npos) << m;
+  m = Refused(with("media = \"cold\"\n", "media = \"cold\"\npath = \"c\"\n"));
+  EXPECT_NE(m.find("one or the other"), std::string::npos) << m;
+  m = Refused(with("bucket = \"archive\"", "bucket = \"archive\"\ncolour = 1"));
+  EXPECT_NE(m.find("pool.remote.colour: unknown key"), std::string::npos) << m;
+  // Two pools sweeping the same prefix would remove each other's data.
+  m = Refused(std::string(kRemoteCold) +
+              "[[pool]]\nname = \"cold2\"\nmedia = \"cold\"\n[pool.remote]\n"
+              "endpoint = \"http://127.0.0.1:9300\"\nbucket = \"archive\"\nprefix = \"site-a/x/\"\n"
+              "access_key = \"A\"\nsecret_key = \"S\"\n");
+  EXPECT_NE(m.find("overlap pool 'cold'"), std::string::npos) << m;
 }
 
 }  // namespace

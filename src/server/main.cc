@@ -29,6 +29,7 @@
 #include "meta/kv_store.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
+#include "remote/remote_store.h"
 #include "s3/bucket_configs.h"
 #include "s3/service.h"
 #include "server/admin_api.h"
@@ -58,7 +59,49 @@ struct Storage {
   tier::ClassMap classes;
 };
 
-// The pools of a tiered layout, each a plain directory or erasure-coded drives.
+// A bucket of another S3 endpoint. Opening checks the settings only: an
+// endpoint that is away at start-up is reported (TidyRemotePools) but does
+// not keep the server from starting.
+Result<std::unique_ptr<storage::DataStore>> OpenRemotePool(const PoolConfig& p) {
+  remote::RemoteOptions o;
+  if (!remote::ParseEndpointUrl(p.remote->endpoint, &o.endpoint)) {
+    return InvalidArgument("endpoint '" + p.remote->endpoint + "' is not http(s)://HOST[:PORT]");
+  }
+  o.endpoint.bucket = p.remote->bucket;
+  o.endpoint.credentials = {p.remote->access_key, p.remote->secret_key, p.remote->region};
+  o.endpoint.ca_file = p.remote->ca_file;
+  o.endpoint.timeout_ms = p.remote->timeout_s * 1000;
+  o.prefix = p.remote->prefix;
+  o.part_bytes = static_cast<size_t>(p.remote->part_size_mib) << 20;
+  ASSIGN_OR_RETURN(auto store, remote::RemoteDataStore::Open(std::move(o)));
+  return std::unique_ptr<storage::DataStore>(std::move(store));
+}
+
+// At start-up: whether each remote pool answers, and the uploads a crash
+// left there aborted. Logged; nothing here stops the server.
+void TidyRemotePools(const Storage& st) {
+  for (const object::Pool& pool : st.pools) {
+    auto* r = dynamic_cast<remote::RemoteDataStore*>(pool.store);
+    if (!r) continue;
+    if (Status c = r->Check(); !c.ok()) {
+      STRATA_LOG("pool '%s' (%s) does not answer: %s; transitions to it and reads from it fail "
+                 "until it does (they are retried)", pool.name.c_str(), r->Describe().c_str(),
+                 c.ToString().c_str());
+      continue;
+    }
+    auto aborted = r->AbortStaleUploads();
+    if (!aborted.ok()) {
+      STRATA_LOG("pool '%s': listing its unfinished uploads: %s", pool.name.c_str(),
+                 aborted.status().ToString().c_str());
+    } else if (*aborted > 0) {
+      STRATA_LOG("recovery: aborted %zu unfinished uploads in pool '%s' (%s)", *aborted,
+                 pool.name.c_str(), r->Describe().c_str());
+    }
+  }
+}
+
+// The pools of a tiered layout, each a plain directory, erasure-coded drives
+// or a remote bucket.
 std::optional<std::string> OpenPools(const Config& cfg, Storage* s) {
   std::vector<tier::PoolSpec> specs;
   for (const PoolConfig& p : cfg.pools) specs.push_back({p.name, *tier::ParseMedia(p.media)});
@@ -68,7 +111,15 @@ std::optional<std::string> OpenPools(const Config& cfg, Storage* s) {
   for (const tier::PoolSpec& spec : s->classes.pools()) {
     const PoolConfig& p = *std::find_if(cfg.pools.begin(), cfg.pools.end(),
                                         [&](const PoolConfig& c) { return c.name == spec.name; });
-    if (p.drives.size() == 1) {
+    if (p.remote) {
+      if (s->pools.empty()) {
+        return "pool '" + p.name + "' holds STANDARD (the primary pool, where bucket and upload "
+               "records live): it cannot be a remote bucket";
+      }
+      auto store = OpenRemotePool(p);
+      if (!store.ok()) return "pool '" + p.name + "': " + store.status().ToString();
+      s->pool_stores.push_back(std::move(store).value());
+    } else if (p.drives.size() == 1) {
       const std::string dir = PoolPath(cfg, p.drives[0]);
       if (Status st = io::CreateDirsDurably(s->fs.get(), dir); !st.ok()) {
         return "pool '" + p.name + "': cannot create " + dir + ": " + st.ToString();
@@ -130,6 +181,9 @@ std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta
 std::vector<TierDescription> DescribeTiers(const Config& cfg, const Storage& st) {
   std::vector<TierDescription> out;
   auto layout = [](const std::vector<std::string>& drives, storage::DataStore* store) {
+    if (auto* r = dynamic_cast<remote::RemoteDataStore*>(store)) {
+      return "remote bucket " + r->Describe();
+    }
     if (auto* e = dynamic_cast<storage::ErasureDataStore*>(store)) {
       return std::to_string(e->k()) + "+" + std::to_string(e->m()) + " over " +
              std::to_string(drives.size()) + " drives";
@@ -290,6 +344,7 @@ int RunServer(const Config& cfg) {
                (cfg.kms_key_file.empty() ? cfg.data_dir + "/kms.key" : cfg.kms_key_file).c_str());
   }
 
+  TidyRemotePools(st);
   auto engine = st.pools.empty() ? object::ObjectEngine::Open(st.data, st.kv.get())
                                  : object::ObjectEngine::Open(st.pools, st.kv.get());
   if (!engine.ok()) {

@@ -71,6 +71,11 @@ class DataStore {
   // an erasure-coded pool keeps everything on the drives so that the index
   // can be rebuilt from them).
   virtual size_t inline_max_bytes() const = 0;
+  // Whether the data is behind a network (a remote S3 bucket): each call is a
+  // round trip that can fail while the endpoint is away. The engine asks such
+  // stores last when it looks for a file, and a listing that fails there does
+  // not stop a start-up.
+  virtual bool remote() const { return false; }
 
   // ---- Enumeration, for rebuild-index (object/rebuild.h) and the scrubber.
   // ReadHeaderAndTrailer: stores that do not describe their data

@@ -408,6 +408,24 @@ def main():
     write("meta_keys", "upload", ctl([1]) + b"Ubucket\0a/b\0" + b"0123456789abcdef" * 2)
     write("meta_keys", "part", ctl([2]) + b"P" + b"0123456789abcdef" * 2 + struct.pack(">I", 7))
 
+    # remote_replies: first byte % 5 the parser (remote/s3_replies.h, the remote footer).
+    write("remote_replies", "error", bytes([0]) + b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code>"
+          b"<Message>gone</Message></Error>")
+    write("remote_replies", "initiate", bytes([1]) + b"<InitiateMultipartUploadResult><Bucket>a</Bucket>"
+          b"<Key>p/0a</Key><UploadId>u-1</UploadId></InitiateMultipartUploadResult>")
+    write("remote_replies", "list_v2", bytes([2]) + b"<ListBucketResult><IsTruncated>true</IsTruncated>"
+          b"<NextContinuationToken>t</NextContinuationToken><Contents><Key>p/0a</Key><Size>5</Size>"
+          b"</Contents></ListBucketResult>")
+    write("remote_replies", "uploads", bytes([3]) + b"<ListMultipartUploadsResult><IsTruncated>false"
+          b"</IsTruncated><Upload><Key>p/0a</Key><UploadId>u</UploadId></Upload>"
+          b"</ListMultipartUploadsResult>")
+    header = b"".join(struct.pack("<I", len(x)) + x for x in (b"bucket", b"a/key", b"")) + \
+        struct.pack("<IQ", 0, 42)
+    body = header + b"trailer"
+    body += struct.pack("<IIQ", len(header), len(b"trailer"), 1234)
+    body += struct.pack("<I", crc32c(body)) + b"STRATARO"
+    write("remote_replies", "footer", bytes([4]) + body)
+
     # encoding: control % 6 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
     write("encoding", "base64", ctl([1]) + b"aGVsbG8gd29ybGQ=")
