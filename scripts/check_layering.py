@@ -74,7 +74,8 @@ EXTERNAL_HEADERS = [
     ("nlohmann/", "nlohmann_json", {"nlohmann_json::nlohmann_json"}),
     ("CLI/", "CLI11", {"CLI11::CLI11"}),
     ("toml++/", "tomlplusplus", {"tomlplusplus::tomlplusplus"}),
-    ("isa-l", "ISA-L", {"${ISAL_LIB}"}),  # isa-l.h, isa-l/erasure_code.h
+    ("isa-l", "ISA-L", {"${ISAL_LIB}"}),
+    ("zstd.h", "zstd", {"${ZSTD_LIB}"}),  # isa-l.h, isa-l/erasure_code.h
     ("pybind11/", "pybind11", {"pybind11::module", "pybind11::headers", "pybind11::pybind11"}),
     ("Python.h", "Python", {"pybind11::module", "Python3::Python", "Python3::Module"}),
     ("gtest/", "GoogleTest", None),

@@ -4,7 +4,7 @@
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libboost-dev libssl-dev librocksdb-dev libpugixml-dev libgtest-dev libisal-dev nlohmann-json3-dev
-  libcli11-dev libtomlplusplus-dev openssl
+  libcli11-dev libtomlplusplus-dev libzstd-dev openssl
   pybind11-dev python3-dev)  # the strata_kv Python module (client/python) is in the default build
 # python3-numpy: KV client tests; python3-torch: the KV demo (examples/) and the torch buffer test;
 # chromium: the real-browser CORS test (tests/integration/test_browser_cors.py).

@@ -506,7 +506,9 @@ std::optional<std::string> CheckPools(const Config& c) {
       // A one-directory pool keeps its files in DIR/objects (the plain store),
       // so the data directory itself may be one: the pool of the objects
       // written before tiers ("path = \".\"").
-      const std::string n = p.drives.size() == 1 ? normal(d + "/objects") : normal(d);
+      const std::string n = p.archive          ? normal(d + "/segments")
+                            : p.drives.size() == 1 ? normal(d + "/objects")
+                                                   : normal(d);
       if (n.starts_with(meta) || meta.starts_with(n)) {
         return "pool '" + p.name + "': drive " + d + " overlaps the metadata directory " +
                c.data_dir + "/meta";

@@ -34,6 +34,13 @@ struct PoolConfig {
     int part_size_mib = 8;
   };
   std::optional<Remote> remote;
+  // Or, with `path`, a local archive pool ([pool.archive]): data packed into
+  // append-only segment files, zstd-compressed where it pays.
+  struct Archive {
+    int segment_size_mib = 256;
+    int zstd_level = 3;
+  };
+  std::optional<Archive> archive;
 };
 
 struct Config {

@@ -108,6 +108,26 @@ struct Reader {
     return true;
   }
 
+  // [pool.archive]: optional segment size and zstd level.
+  bool Archive(const toml::node& n, const std::string& where, PoolConfig::Archive* a) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, where, "needs a table ([pool.archive], or archive = {})");
+    for (auto&& [k, v] : *t) {
+      const std::string key(k.str());
+      const std::string name = where + "." + key;
+      bool ok = true;
+      if (key == "segment_size_mib") {
+        ok = Int(v, name, 1, 1 << 20, &a->segment_size_mib);
+      } else if (key == "zstd_level") {
+        ok = Int(v, name, 1, 19, &a->zstd_level);
+      } else {
+        ok = Fail(v, name, "unknown key (segment_size_mib, zstd_level)");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
   bool Pool(const toml::node& n, PoolConfig* p) {
     const toml::table* t = n.as_table();
     if (!t) return Fail(n, "pool", "needs a table ([[pool]])");
@@ -131,8 +151,10 @@ struct Reader {
         ok = Layout(v, name, &p->ec_k, &p->ec_m);
       } else if (key == "remote") {
         ok = Remote(v, name, &p->remote.emplace());
+      } else if (key == "archive") {
+        ok = Archive(v, name, &p->archive.emplace());
       } else {
-        ok = Fail(v, name, "unknown key (name, media, path, drives, ec, remote)");
+        ok = Fail(v, name, "unknown key (name, media, path, drives, ec, remote, archive)");
       }
       if (!ok) return false;
     }
@@ -140,6 +162,9 @@ struct Reader {
     if (p->name.empty()) return Fail(n, "pool", "needs a name");
     if (p->remote && !p->drives.empty()) {
       return Fail(n, "pool " + p->name, "has a remote bucket and a path or drives: one or the other");
+    }
+    if (p->archive && (p->remote || !has_path)) {
+      return Fail(n, "pool " + p->name, "an archive pool needs a path (one directory) and no drives");
     }
     if (p->drives.empty() && !p->remote) {
       return Fail(n, "pool " + p->name, "needs a path, drives or a remote bucket");

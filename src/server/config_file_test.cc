@@ -202,5 +202,25 @@ TEST_F(ConfigFileTest, RemoteColdPool) {
   EXPECT_NE(m.find("overlap pool 'cold'"), std::string::npos) << m;
 }
 
+TEST_F(ConfigFileTest, ArchivePool) {
+  Config c = Ok("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \".\"\n"
+                "[[pool]]\nname = \"tape\"\nmedia = \"cold\"\npath = \"pools/tape\"\n"
+                "[pool.archive]\nsegment_size_mib = 64\nzstd_level = 9\n");
+  ASSERT_EQ(c.pools.size(), 2u);
+  ASSERT_TRUE(c.pools[1].archive);
+  EXPECT_EQ(c.pools[1].archive->segment_size_mib, 64);
+  EXPECT_EQ(c.pools[1].archive->zstd_level, 9);
+  Config d = Ok("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \".\"\n"
+                "[[pool]]\nname = \"tape\"\nmedia = \"cold\"\npath = \"t\"\narchive = {}\n");
+  ASSERT_TRUE(d.pools[1].archive);
+  EXPECT_EQ(d.pools[1].archive->segment_size_mib, 256);
+  std::string m = Refused("[[pool]]\nname = \"t\"\nmedia = \"cold\"\ndrives = [\"a\", \"b\"]\n"
+                          "archive = {}\n");
+  EXPECT_NE(m.find("an archive pool needs a path"), std::string::npos) << m;
+  m = Refused("[[pool]]\nname = \"t\"\nmedia = \"cold\"\npath = \"t\"\n"
+              "archive = { zstd_level = 30 }\n");
+  EXPECT_NE(m.find("zstd_level: needs a whole number from 1 to 19"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace strata::server

@@ -36,6 +36,7 @@
 #include "server/admin_cli.h"
 #include "server/checkpointer.h"
 #include "server/config.h"
+#include "storage/archive_store.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 #include "storage/plain_store.h"
@@ -119,6 +120,17 @@ std::optional<std::string> OpenPools(const Config& cfg, Storage* s) {
       auto store = OpenRemotePool(p);
       if (!store.ok()) return "pool '" + p.name + "': " + store.status().ToString();
       s->pool_stores.push_back(std::move(store).value());
+    } else if (p.archive) {
+      if (s->pools.empty()) {
+        return "pool '" + p.name + "' holds STANDARD (the primary pool): it cannot be an archive "
+               "pool";
+      }
+      const std::string dir = PoolPath(cfg, p.drives[0]);
+      auto store = storage::OpenArchiveDataStore(
+          s->fs.get(), {dir, static_cast<uint64_t>(p.archive->segment_size_mib) << 20,
+                        p.archive->zstd_level});
+      if (!store.ok()) return "pool '" + p.name + "': " + store.status().ToString();
+      s->pool_stores.push_back(std::move(store).value());
     } else if (p.drives.size() == 1) {
       const std::string dir = PoolPath(cfg, p.drives[0]);
       if (Status st = io::CreateDirsDurably(s->fs.get(), dir); !st.ok()) {
@@ -183,6 +195,15 @@ std::vector<TierDescription> DescribeTiers(const Config& cfg, const Storage& st)
   auto layout = [](const std::vector<std::string>& drives, storage::DataStore* store) {
     if (auto* r = dynamic_cast<remote::RemoteDataStore*>(store)) {
       return "remote bucket " + r->Describe();
+    }
+    if (auto a = storage::ArchiveStatsOf(store)) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "archive segments (zstd): %llu entries in %llu files, "
+                    "%.1f MiB stored for %.1f MiB of data",
+                    static_cast<unsigned long long>(a->live_entries),
+                    static_cast<unsigned long long>(a->segments), a->segment_bytes / 1048576.0,
+                    a->raw_bytes / 1048576.0);
+      return std::string(buf);
     }
     if (auto* e = dynamic_cast<storage::ErasureDataStore*>(store)) {
       return std::to_string(e->k()) + "+" + std::to_string(e->m()) + " over " +

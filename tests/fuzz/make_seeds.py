@@ -426,6 +426,19 @@ def main():
     body += struct.pack("<I", crc32c(body)) + b"STRATARO"
     write("remote_replies", "footer", bytes([4]) + body)
 
+    # archive_record: one segment record (storage/archive_format.h).
+    def archive_rec(t, payload):
+        head = t + struct.pack("<I", len(payload)) + payload
+        return head + struct.pack("<I", crc32c(head))
+    def alp(b):
+        return struct.pack("<I", len(b)) + b
+    write("archive_record", "entry", archive_rec(b"H", alp(b"0a" * 16) + alp(b"bucket") + alp(b"k") +
+                                                 alp(b"") + struct.pack("<IQ", 0, 7)))
+    write("archive_record", "frame_raw", archive_rec(b"F", bytes([0]) + struct.pack("<I", 5) + b"hello"))
+    write("archive_record", "end", archive_rec(b"E", struct.pack("<Q", 5) + b"trailer"))
+    write("archive_record", "tombstone", archive_rec(b"T", alp(b"0a" * 16) + struct.pack("<Q", 7)))
+    write("archive_record", "abort", archive_rec(b"A", b""))
+
     # encoding: control % 6 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
     write("encoding", "base64", ctl([1]) + b"aGVsbG8gd29ybGQ=")
