@@ -704,6 +704,16 @@ int ClassRank(std::string_view storage_class) {
   return 0;  // STANDARD, EXPRESS_ONEZONE, REDUCED_REDUNDANCY, "" and names unknown here
 }
 
+bool TransitionAllowed(std::string_view from, std::string_view to) {
+  if (ClassRank(to) == 0) return false;  // not a transition target
+  if (from == "STANDARD_IA") return to != "STANDARD_IA";
+  if (from == "INTELLIGENT_TIERING") return to != "INTELLIGENT_TIERING" && to != "STANDARD_IA";
+  if (from == "ONEZONE_IA" || from == "GLACIER_IR") return to == "GLACIER" || to == "DEEP_ARCHIVE";
+  if (from == "GLACIER") return to == "DEEP_ARCHIVE";
+  if (from == "DEEP_ARCHIVE") return false;
+  return true;  // the STANDARD family: STANDARD, "", EXPRESS_ONEZONE, REDUCED_REDUNDANCY
+}
+
 bool Matches(const Rule& rule, const VersionFacts& v) {
   const Filter& f = rule.filter;
   if (!std::string_view(v.key).starts_with(f.prefix)) return false;
@@ -719,12 +729,13 @@ Action Evaluate(const Configuration& c, const VersionFacts& v, int64_t now_ns, i
   const Rule* marker = nullptr;  // first rule whose expiration (adding a marker) is due
   const Rule* move = nullptr;    // the rule of the coldest due transition so far
   std::string_view move_to;
-  int move_rank = ClassRank(v.storage_class);  // only strictly colder than where it is
+  int move_rank = -1;  // of the coldest allowed transition due so far
   auto transition = [&](const Rule& r, std::string_view storage_class) {
     if (v.size_bytes < v.min_transition_bytes && !r.filter.size_greater_than &&
         !r.filter.size_less_than) {
       return;  // too small for the bucket's default minimum
     }
+    if (!TransitionAllowed(v.storage_class, storage_class)) return;
     int rank = ClassRank(storage_class);
     if (rank > move_rank) move = &r, move_to = storage_class, move_rank = rank;
   };

@@ -155,6 +155,13 @@ struct Action {
 // REDUCED_REDUNDANCY (0), INTELLIGENT_TIERING, STANDARD_IA, ONEZONE_IA,
 // GLACIER_IR, GLACIER, DEEP_ARCHIVE. A transition only goes colder.
 int ClassRank(std::string_view storage_class);
+// Whether a lifecycle transition may move a version of class `from` to `to`
+// (AWS's supported transitions: from the STANDARD family to any of the six
+// targets; STANDARD_IA to INTELLIGENT_TIERING, ONEZONE_IA and the Glacier
+// classes; INTELLIGENT_TIERING to ONEZONE_IA and the Glacier classes;
+// ONEZONE_IA to GLACIER and DEEP_ARCHIVE; GLACIER_IR to GLACIER and
+// DEEP_ARCHIVE; GLACIER to DEEP_ARCHIVE; never back to STANDARD).
+bool TransitionAllowed(std::string_view from, std::string_view to);
 
 // Whether `rule`'s filter matches the version (prefix, every tag, sizes).
 bool Matches(const Rule& rule, const VersionFacts& v);

@@ -19,6 +19,28 @@ using namespace lifecycle_test;
 
 // ---- Evaluation -------------------------------------------------------------
 
+TEST(LifecycleTest, TransitionsAllowedAsAwsDoes) {
+  for (const char* to : {"STANDARD_IA", "INTELLIGENT_TIERING", "ONEZONE_IA", "GLACIER_IR", "GLACIER",
+                         "DEEP_ARCHIVE"}) {
+    for (const char* from : {"", "STANDARD", "REDUCED_REDUNDANCY", "EXPRESS_ONEZONE"}) {
+      EXPECT_TRUE(TransitionAllowed(from, to)) << from << " -> " << to;
+    }
+    EXPECT_FALSE(TransitionAllowed(to, to)) << to;
+    EXPECT_FALSE(TransitionAllowed("DEEP_ARCHIVE", to));
+    EXPECT_FALSE(TransitionAllowed(to, "STANDARD"));
+  }
+  EXPECT_TRUE(TransitionAllowed("STANDARD_IA", "INTELLIGENT_TIERING"));
+  EXPECT_TRUE(TransitionAllowed("STANDARD_IA", "GLACIER_IR"));
+  EXPECT_FALSE(TransitionAllowed("INTELLIGENT_TIERING", "STANDARD_IA"));
+  EXPECT_TRUE(TransitionAllowed("INTELLIGENT_TIERING", "ONEZONE_IA"));
+  EXPECT_FALSE(TransitionAllowed("ONEZONE_IA", "GLACIER_IR"));
+  EXPECT_FALSE(TransitionAllowed("ONEZONE_IA", "INTELLIGENT_TIERING"));
+  EXPECT_TRUE(TransitionAllowed("ONEZONE_IA", "GLACIER"));
+  EXPECT_FALSE(TransitionAllowed("GLACIER_IR", "ONEZONE_IA"));
+  EXPECT_TRUE(TransitionAllowed("GLACIER_IR", "DEEP_ARCHIVE"));
+  EXPECT_FALSE(TransitionAllowed("GLACIER", "GLACIER_IR"));
+}
+
 TEST(LifecycleTest, ClassRank) {
   EXPECT_EQ(ClassRank(""), 0);
   EXPECT_EQ(ClassRank("STANDARD"), 0);
@@ -325,6 +347,27 @@ TEST(LifecycleTest, Evaluate) {
     EXPECT_EQ(got, e.want) << e.name << ": got kind " << static_cast<int>(got.kind) << " "
                            << got.storage_class << " by " << got.rule_id;
   }
+}
+
+// Transitions only where AWS supports them, whatever the rule says.
+TEST(LifecycleTest, EvaluateFollowsTheSupportedTransitions) {
+  Configuration c = Parse(Doc(
+      "<Rule><ID>ia</ID><Filter/><Status>Enabled</Status>"
+      "<Transition><Days>30</Days><StorageClass>STANDARD_IA</StorageClass></Transition>"
+      "<Transition><Days>90</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>"
+      "<Rule><ID>it</ID><Filter><Prefix>it/</Prefix></Filter><Status>Enabled</Status>"
+      "<Transition><Days>30</Days><StorageClass>INTELLIGENT_TIERING</StorageClass></Transition>"
+      "</Rule>"));
+  auto in = [](std::string key, std::string cls) {
+    return With(Current(std::move(key)), [cls](auto& v) { v.storage_class = cls; });
+  };
+  EXPECT_EQ(Evaluate(c, in("x", "INTELLIGENT_TIERING"), At(40), kDay), kNothing);
+  EXPECT_EQ(Evaluate(c, in("x", "INTELLIGENT_TIERING"), At(100), kDay), Move("GLACIER", "ia"));
+  EXPECT_EQ(Evaluate(c, in("x", ""), At(40), kDay), Move("STANDARD_IA", "ia"));
+  // STANDARD_IA may go on to INTELLIGENT_TIERING (ranked hotter, but supported).
+  EXPECT_EQ(Evaluate(c, in("it/x", "STANDARD_IA"), At(40), kDay), Move("INTELLIGENT_TIERING", "it"));
+  EXPECT_EQ(Evaluate(c, in("it/x", "ONEZONE_IA"), At(40), kDay), kNothing);
+  EXPECT_EQ(Evaluate(c, in("x", "DEEP_ARCHIVE"), At(400), kDay), kNothing);
 }
 
 TEST(LifecycleTest, EvaluateWithShortDays) {
