@@ -9,7 +9,8 @@ BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
 # python3-numpy: KV client tests; python3-torch: the KV demo (examples/) and the torch buffer test;
 # chromium: the real-browser CORS test (tests/integration/test_browser_cors.py).
 # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh and scripts/fuzz.sh.
-TEST_PKGS=(awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
+# prometheus: its promtool checks /metrics and a real server scrapes it (test_metrics.py).
+TEST_PKGS=(prometheus awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
   clang libclang-rt-14-dev)
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi

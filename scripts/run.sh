@@ -11,6 +11,9 @@
 #   scripts/run.sh --tiers [server flags]
 #     four tiers (gpu-direct, hot, warm, cold) as directories under
 #     DATA/pools/, from docs/examples/tiers.toml (docs/tiers.md).
+#
+#   Prometheus metrics are served on http://127.0.0.1:7451/metrics unless
+#   --metrics-listen is given (docs/metrics.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 self_signed=0
@@ -45,5 +48,13 @@ fi
 if [[ $tiers == 1 ]]; then
   args=(--config "$root/docs/examples/tiers.toml" "${args[@]}")
   echo "four tiers under $data/pools/ (docs/examples/tiers.toml); see them: ./build/strata admin tiers --data $data"
+fi
+# Prometheus metrics on a loopback port nothing common holds (not 9090,
+# Prometheus's own, nor 9100-9999, the exporters'); --metrics-listen off (or
+# another address) overrides it.
+metrics=1
+for a in "${args[@]}"; do [[ "$a" == --metrics-listen* ]] && metrics=0; done
+if [[ $metrics == 1 ]]; then
+  args=(--metrics-listen 127.0.0.1:7451 "${args[@]}")
 fi
 exec ./build/strata server "${args[@]}"

@@ -1,6 +1,6 @@
 // Python binding of the KV-cache client: module `strata_kv`.
 //
-//   c = strata_kv.Client("127.0.0.1", 9100, access_key, secret_key)
+//   c = strata_kv.Client("127.0.0.1", 7450, access_key, secret_key)
 //   ns = c.open_namespace(model_id="m", weights_fingerprint="w", kv_dtype="float16",
 //                         kv_layout="NHD", tokens_per_block=16, block_bytes=1 << 20)
 //   hits = c.lookup(ns, [k0, k1, ...])                 # leading stored keys

@@ -170,7 +170,7 @@ using KvCallback = std::function<void(const KvStatus&)>;
 
 struct ConnectOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 9100;
+  uint16_t port = 7450;
   std::string access_key;
   std::string secret_key;
   uint32_t timeout_ms = 60000;  // a request unanswered this long breaks the connection; 0 = none

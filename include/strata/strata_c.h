@@ -9,7 +9,7 @@
  * Usage
  *
  *   strata_kv_client* c;
- *   int rc = strata_kv_connect("127.0.0.1", 9100, ak, sk, 60000, &c);
+ *   int rc = strata_kv_connect("127.0.0.1", 7450, ak, sk, 60000, &c);
  *   if (rc) { fprintf(stderr, "%s\n", strata_kv_last_error(NULL)); ... }
  *   strata_kv_ns_desc d = {0};
  *   d.model_id = "llama-3-8b"; d.weights_fingerprint = "sha256:..."; d.kv_dtype = "float16";

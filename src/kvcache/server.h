@@ -42,7 +42,7 @@ struct NamespaceRights {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 9100;              // 0: an ephemeral port (see Server::port)
+  uint16_t port = 7450;              // 0: an ephemeral port (see Server::port)
   uint64_t default_quota_bytes = 0;  // per namespace; 0: unlimited (bounded by the cap below)
   uint64_t max_total_bytes = 0;      // all namespaces together; 0: no cap (see RegistryOptions)
   std::string region = "us-east-1";

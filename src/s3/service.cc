@@ -1,11 +1,13 @@
 #include "s3/service.h"
 
+#include <chrono>
 #include <cstdio>
 
 #include "auth/aws_chunked.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/time_util.h"
 #include "s3/access.h"
 #include "s3/bucket_configs.h"
@@ -87,6 +89,7 @@ Service::Service(object::ObjectEngine* engine, ServiceConfig config)
   config_.bucket_configs = bucket_configs_.get();
   id_prefix_ = HexEncode(RandomBytes(4));
   for (char& c : id_prefix_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (config_.metrics) meters_ = std::make_unique<Meters>(*config_.metrics);
 }
 
 std::string Service::NextRequestId() {
@@ -148,8 +151,92 @@ void Service::HandleProtocolError(http::ProtocolError error, http::ResponseWrite
   SendError(e, nullptr, "", NextRequestId(), out);
 }
 
+// What every request adds to the metrics: counted by operation and status,
+// timed, its bytes in and out.
+struct Service::Meters {
+  explicit Meters(metrics::Registry& r)
+      : requests(r.AddCounter("strata_s3_requests_total",
+                              "S3 requests answered, by operation and HTTP status.",
+                              {"operation", "code"})),
+        duration(r.AddHistogram("strata_s3_request_duration_seconds",
+                                "Time from the request head to the end of the response.",
+                                {"operation"}, metrics::LatencyBuckets())),
+        received(r.AddCounter("strata_s3_received_bytes_total",
+                              "Request body bytes read (as sent, before aws-chunked decoding).",
+                              {"operation"})),
+        sent(r.AddCounter("strata_s3_sent_bytes_total", "Response body bytes written.",
+                          {"operation"})),
+        in_flight(r.AddGauge("strata_s3_requests_in_flight", "S3 requests being handled.")
+                      .With({})) {}
+  metrics::Family<metrics::Counter>& requests;
+  metrics::Family<metrics::Histogram>& duration;
+  metrics::Family<metrics::Counter>& received;
+  metrics::Family<metrics::Counter>& sent;
+  metrics::Gauge& in_flight;
+};
+
+namespace {
+
+class CountingWriter : public http::ResponseWriter {
+ public:
+  explicit CountingWriter(http::ResponseWriter& inner) : inner_(inner) {}
+  Status Start(int status, const http::Headers& headers, uint64_t content_length,
+               bool send_body) override {
+    status_ = status;
+    return inner_.Start(status, headers, content_length, send_body);
+  }
+  Status Write(std::string_view data) override {
+    bytes_ += data.size();
+    return inner_.Write(data);
+  }
+  bool started() const override { return inner_.started(); }
+  void CloseAfterResponse() override { inner_.CloseAfterResponse(); }
+  int status() const { return status_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  http::ResponseWriter& inner_;
+  int status_ = 0;  // 0: no response was started (the connection was cut)
+  uint64_t bytes_ = 0;
+};
+
+class CountingSource : public ByteSource {
+ public:
+  explicit CountingSource(ByteSource& inner) : inner_(inner) {}
+  Result<size_t> Read(char* buf, size_t n) override {
+    auto r = inner_.Read(buf, n);
+    if (r.ok()) bytes_ += *r;
+    return r;
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  ByteSource& inner_;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
+  if (!meters_) return HandleRequest(req, raw_body, raw_out, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  meters_->in_flight.Add(1);
+  CountingSource body(raw_body);
+  CountingWriter out(raw_out);
+  std::string_view op = "Unrouted";
+  HandleRequest(req, body, out, &op);
+  meters_->in_flight.Add(-1);
+  const std::string name(op);
+  meters_->requests.With({name, std::to_string(out.status())}).Add();
+  meters_->duration.With({name}).Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (body.bytes() > 0) meters_->received.With({name}).Add(static_cast<double>(body.bytes()));
+  if (out.bytes() > 0) meters_->sent.With({name}).Add(static_cast<double>(out.bytes()));
+}
+
+void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
+                            http::ResponseWriter& raw_out, std::string_view* op) {
   std::string request_id = NextRequestId();
   std::string resource = req.raw_path;
   auto routed = RouteRequest(req, RouterConfig{config_.domain});
@@ -157,6 +244,7 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
     return SendError(*e, &req, resource, request_id, raw_out);
   }
   const Route& route = std::get<Route>(routed);
+  if (op) *op = OpName(route.op);
 
   // A cross-origin request a CORS rule of the bucket allows: every answer,
   // an error too, carries the rule's Access-Control-* headers.

@@ -27,6 +27,10 @@ class Service {
   BucketConfigs& bucket_configs() { return *bucket_configs_; }
 
  private:
+  struct Meters;
+  // `op`: set to the operation's name once the request is routed.
+  void HandleRequest(const http::Request& req, ByteSource& body, http::ResponseWriter& out,
+                     std::string_view* op);
   std::string NextRequestId();
   void SendError(const Error& error, const http::Request* req, std::string_view resource,
                  const std::string& request_id, http::ResponseWriter& out);
@@ -37,6 +41,7 @@ class Service {
   std::unique_ptr<BucketConfigs> bucket_configs_;
   std::string id_prefix_;
   std::atomic<uint64_t> next_id_{0};
+  std::unique_ptr<Meters> meters_;  // with config.metrics
 };
 
 }  // namespace strata::s3

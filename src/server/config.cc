@@ -99,6 +99,19 @@ void AddServerOptions(CLI::App& app, Config& c) {
       ->type_name("HOST:PORT")
       ->default_str(c.listen_host + ":" + std::to_string(c.listen_port));
   app.add_option_function<std::string>(
+         "--metrics-listen",
+         [&c](const std::string& v) {
+           c.metrics_listen_port = -1;
+           if (v != "off") {
+             SplitHostPort("--metrics-listen", v, &c.metrics_listen_host, &c.metrics_listen_port);
+           }
+         },
+         "Prometheus metrics listener (GET /metrics; off unless given)")
+      ->type_name("HOST:PORT|off");
+  app.add_option("--metrics-token-file", c.metrics_token_file,
+                 "file holding the bearer token /metrics asks for (none: no token)")
+      ->type_name("FILE");
+  app.add_option_function<std::string>(
          "--listen-tls",
          [&c](const std::string& v) {
            SplitHostPort("--listen-tls", v, &c.tls_listen_host, &c.tls_listen_port);
@@ -350,6 +363,10 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   if (server_cmd->parsed()) {
     const Config& c = server.config;
     if (auto err = CheckPools(c)) return cli::Usage(*err, server_cmd->help("strata"));
+    if (!c.metrics_token_file.empty() && c.metrics_listen_port < 0) {
+      return cli::Usage("--metrics-token-file needs --metrics-listen HOST:PORT",
+                        server_cmd->help("strata"));
+    }
     if (c.tls_listen_port >= 0 && (c.tls_cert.empty() || c.tls_key.empty())) {
       return cli::Usage("--listen-tls needs --tls-cert and --tls-key",
                         server_cmd->help("strata"));

@@ -71,7 +71,7 @@ struct Config {
   // KV-cache listener (--kv-listen HOST:PORT | off); port -1: off. Failing to
   // listen on the default address only logs; on an explicit one it is fatal.
   std::string kv_listen_host = "127.0.0.1";
-  int kv_listen_port = 9100;
+  int kv_listen_port = 7450;
   bool kv_listen_explicit = false;
   // --kv-tls: the KV-cache listener speaks TLS only, with --tls-cert/--tls-key.
   bool kv_tls = false;
@@ -107,6 +107,11 @@ struct Config {
   int lifecycle_day_seconds = 86400;
   int lifecycle_interval_s = 0;
   int lifecycle_max_actions_per_s = 1000;
+  // Prometheus metrics on GET /metrics of their own listener (port -1: off),
+  // with a bearer token read from a file (empty: no token asked).
+  std::string metrics_listen_host = "127.0.0.1";
+  int metrics_listen_port = -1;
+  std::string metrics_token_file;
 };
 
 // Checks the pools of a tiered layout: names unique and non-empty, known

@@ -212,6 +212,14 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       } else if (r.HostPort(v, key, &c->kv_listen_host, &c->kv_listen_port)) {
         c->kv_listen_explicit = true;
       }
+    } else if (key == "metrics_listen") {
+      if (v.is_string() && v.value<std::string>() == "off") {
+        c->metrics_listen_port = -1;
+      } else {
+        r.HostPort(v, key, &c->metrics_listen_host, &c->metrics_listen_port);
+      }
+    } else if (key == "metrics_token_file") {
+      r.String(v, key, &c->metrics_token_file);
     } else if (key == "lifecycle_day_seconds") {
       r.Int(v, key, 1, 86400, &c->lifecycle_day_seconds);
     } else if (key == "lifecycle_interval_seconds") {
@@ -246,7 +254,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Fail(v, key,
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
-             "lifecycle_max_actions_per_second, [[pool]], [storage_classes])");
+             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, [[pool]], "
+             "[storage_classes])");
     }
     if (r.error) return r.error;
   }

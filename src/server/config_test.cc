@@ -122,7 +122,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.scrub_interval_s, 24 * 3600);
   EXPECT_EQ(c.checkpoint_interval_s, 600);
   EXPECT_EQ(c.kv_listen_host, "127.0.0.1");
-  EXPECT_EQ(c.kv_listen_port, 9100);
+  EXPECT_EQ(c.kv_listen_port, 7450);
   EXPECT_FALSE(c.kv_listen_explicit);
   EXPECT_EQ(c.kv_workers, 32);
   EXPECT_EQ(c.kv_max_connections, 4096);
@@ -132,6 +132,17 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.kv_max_bytes, 0u);
   EXPECT_FALSE(c.kv_max_bytes_explicit);
   EXPECT_EQ(d.workers, c.workers);
+  EXPECT_EQ(c.metrics_listen_port, -1);  // metrics are off unless asked for
+}
+
+TEST(ServerConfig, MetricsListener) {
+  Config c = Parsed({"--metrics-listen", "0.0.0.0:7451", "--metrics-token-file", "/etc/t"});
+  EXPECT_EQ(c.metrics_listen_host, "0.0.0.0");
+  EXPECT_EQ(c.metrics_listen_port, 7451);
+  EXPECT_EQ(c.metrics_token_file, "/etc/t");
+  EXPECT_EQ(Parsed({"--metrics-listen", "off"}).metrics_listen_port, -1);
+  EXPECT_CONTAINS(Refused({"--metrics-token-file", "/etc/t"}), "needs --metrics-listen");
+  EXPECT_CONTAINS(Refused({"--metrics-listen", "nope"}), "--metrics-listen");
 }
 
 TEST(ServerConfig, EveryFlag) {

@@ -20,6 +20,7 @@
 #include "auth/authorizer.h"
 #include "auth/identities.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/time_util.h"
 #include "http/server.h"
 #include "io/dirs.h"
@@ -36,6 +37,7 @@
 #include "server/admin_cli.h"
 #include "server/checkpointer.h"
 #include "server/config.h"
+#include "server/metrics_endpoint.h"
 #include "storage/archive_store.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
@@ -387,20 +389,40 @@ int RunServer(const Config& cfg) {
   }
   // The erasure-coded pools of a tiered layout heal and scrub on their own.
   std::vector<std::unique_ptr<storage::Healer>> pool_healers;
-  for (auto& store : st.pool_stores) {
-    auto* erasure = dynamic_cast<storage::ErasureDataStore*>(store.get());
+  std::vector<std::pair<std::string, storage::Healer*>> named_healers;
+  if (healer) named_healers.emplace_back("", healer.get());
+  for (size_t i = 0; i < st.pool_stores.size(); ++i) {
+    auto* erasure = dynamic_cast<storage::ErasureDataStore*>(st.pool_stores[i].get());
     if (!erasure) continue;
     storage::HealerOptions ho;
     ho.scrub_interval_s = cfg.scrub_interval_s;
     pool_healers.push_back(std::make_unique<storage::Healer>(erasure, ho));
     erasure->SetHealCallback([h = pool_healers.back().get()](const std::string& id) { h->Enqueue(id); });
     pool_healers.back()->Start();
+    named_healers.emplace_back(st.pools[i].name, pool_healers.back().get());
   }
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
   admin.SetTiers(DescribeTiers(cfg, st), st.classes.Mapping());
 
+  // Prometheus metrics (server/metrics_endpoint.h), only with --metrics-listen.
+  std::unique_ptr<metrics::Registry> registry;
+  std::string metrics_token;
+  if (cfg.metrics_listen_port >= 0) {
+    registry = std::make_unique<metrics::Registry>();
+    metrics::AddProcessCollector(*registry);
+    if (!cfg.metrics_token_file.empty()) {
+      auto token = ReadMetricsToken(cfg.metrics_token_file);
+      if (!token.ok()) {
+        std::fprintf(stderr, "strata: %s\n", token.status().message().c_str());
+        return 1;
+      }
+      metrics_token = *token;
+    }
+  }
+
   s3::ServiceConfig scfg;
+  scfg.metrics = registry.get();
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
   scfg.sigv2 = cfg.sigv2;
@@ -511,6 +533,30 @@ int RunServer(const Config& cfg) {
       if (cfg.kv_listen_explicit) return 1;
     }
   }
+  std::unique_ptr<http::Server> metrics_server;
+  if (registry) {
+    MetricsSources sources;
+    for (const PoolConfig& p : cfg.pools) {
+      if (!p.remote) sources.pool_dirs.emplace_back(p.name, PoolPath(cfg, p.drives[0]));
+    }
+    if (cfg.pools.empty()) {
+      sources.pool_dirs.emplace_back("", cfg.drives.empty() ? cfg.data_dir : cfg.drives[0]);
+    }
+    sources.lifecycle = &lifecycle;
+    sources.healers = named_healers;
+    sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
+    AddServerCollectors(*registry, std::move(sources));
+    auto started = StartMetricsServer(cfg.metrics_listen_host, cfg.metrics_listen_port,
+                                      registry.get(), metrics_token);
+    if (!started.ok()) {
+      std::fprintf(stderr, "strata: metrics: %s\n", started.status().ToString().c_str());
+      (*server)->Stop();
+      return 1;
+    }
+    metrics_server = std::move(started).value();
+    std::printf("  metrics:    http://%s:%d/metrics%s\n", cfg.metrics_listen_host.c_str(),
+                metrics_server->port(), metrics_token.empty() ? "" : "  (bearer token)");
+  }
   std::fflush(stdout);
 
   int sig = 0;
@@ -526,6 +572,7 @@ int RunServer(const Config& cfg) {
     }
   }
   STRATA_LOG("signal %d: shutting down", sig);
+  if (metrics_server) metrics_server->Stop();
   (*server)->Stop();
   lifecycle.Stop();
   restorer.Stop();

@@ -8,7 +8,7 @@ by vLLM's SecondaryTierFactory from kv_connector_extra_config:
     {"spec_name": "TieringOffloadingSpec",
      "secondary_tiers": [{"type": "StrataSecondaryTier",
                           "module_path": "strata.vllm_tier",
-                          "host": "10.0.0.5", "port": 9100}]}
+                          "host": "10.0.0.5", "port": 7450}]}
 
 (the factory imports module_path, takes the class named by "type", checks
 it subclasses SecondaryTierManager and constructs it with keywords:
@@ -198,7 +198,7 @@ class StrataSecondaryTier(SecondaryTierManager):
     medium = Medium.STORAGE
 
     def __init__(self, offloading_spec, primary_kv_view, tier_type, *, host="127.0.0.1",
-                 port=9100, access_key=None, secret_key=None, weights_fingerprint="",
+                 port=7450, access_key=None, secret_key=None, weights_fingerprint="",
                  tenant_salt="", hash_seed=0, model_id=None, parallelism_agnostic=None,
                  quota_bytes=None, ttl_s=None, io_threads=2, timeout_ms=60000,
                  locality="REMOTE", refuse_manifest_mismatch=False, tls=False,

@@ -24,10 +24,16 @@ class ClassMap;
 class Restorer;
 }
 
+namespace strata::metrics {
+class Registry;
+}
+
 namespace strata::s3 {
 
 struct ServiceConfig {
   std::string region = "us-east-1";
+  // Set: every request is counted there (strata_s3_* families; null: none).
+  metrics::Registry* metrics = nullptr;
   std::string domain;
   bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS

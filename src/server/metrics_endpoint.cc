@@ -1,0 +1,142 @@
+#include "server/metrics_endpoint.h"
+
+#include <sys/statvfs.h>
+
+#include <openssl/crypto.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/encoding.h"
+
+namespace strata::server {
+
+void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
+  registry.AddCollector([s = std::move(sources)](std::vector<metrics::Collected>& out) {
+    metrics::Collected cap{"strata_pool_capacity_bytes",
+                           "Size of the file system holding each pool (remote pools: none).",
+                           "gauge", {}};
+    metrics::Collected avail{"strata_pool_available_bytes",
+                             "Bytes available to strata on the file system of each pool.", "gauge",
+                             {}};
+    for (const auto& [pool, dir] : s.pool_dirs) {
+      struct statvfs v {};
+      if (::statvfs(dir.c_str(), &v) != 0) continue;
+      cap.samples.push_back({{{"pool", pool}}, static_cast<double>(v.f_blocks) * v.f_frsize});
+      avail.samples.push_back({{{"pool", pool}}, static_cast<double>(v.f_bavail) * v.f_frsize});
+    }
+    out.push_back(std::move(cap));
+    out.push_back(std::move(avail));
+    if (s.lifecycle) {
+      const tier::ScanStats t = s.lifecycle->totals();
+      out.push_back({"strata_lifecycle_versions_scanned_total",
+                     "Versions the lifecycle scanner has looked at.", "counter",
+                     {{{}, static_cast<double>(t.versions)}}});
+      out.push_back({"strata_lifecycle_actions_total",
+                     "Lifecycle actions by kind (failed and raced ones are retried later).",
+                     "counter",
+                     {{{{"action", "expire"}}, static_cast<double>(t.deleted)},
+                      {{{"action", "delete_marker"}}, static_cast<double>(t.markers)},
+                      {{{"action", "transition"}}, static_cast<double>(t.transitioned)},
+                      {{{"action", "abort_upload"}}, static_cast<double>(t.aborted_uploads)},
+                      {{{"action", "locked"}}, static_cast<double>(t.locked)},
+                      {{{"action", "raced"}}, static_cast<double>(t.raced)},
+                      {{{"action", "failed"}}, static_cast<double>(t.failed)}}});
+    }
+    if (!s.healers.empty()) {
+      metrics::Collected queued{"strata_heal_queue_length",
+                                "Data files waiting for the healer.", "gauge", {}};
+      metrics::Collected rebuilt{"strata_heal_shards_rebuilt_total",
+                                 "Shards the healer and scrubber rewrote.", "counter", {}};
+      metrics::Collected lost{"strata_heal_unrecoverable_total",
+                              "Data files found with too few shards to rebuild.", "counter", {}};
+      metrics::Collected scrubbed{"strata_scrub_files_checked_total",
+                                  "Data files the scrubber has verified.", "counter", {}};
+      metrics::Collected passes{"strata_scrub_passes_total", "Completed scrub passes.", "counter",
+                                {}};
+      for (const auto& [pool, h] : s.healers) {
+        const storage::HealerStats st = h->stats();
+        const std::vector<std::pair<std::string, std::string>> l = {{"pool", pool}};
+        queued.samples.push_back({l, static_cast<double>(st.queued)});
+        rebuilt.samples.push_back({l, static_cast<double>(st.shards_rebuilt)});
+        lost.samples.push_back({l, static_cast<double>(st.unrecoverable)});
+        scrubbed.samples.push_back({l, static_cast<double>(st.scrubbed)});
+        passes.samples.push_back({l, static_cast<double>(st.scrub_passes)});
+      }
+      for (auto* c : {&queued, &rebuilt, &lost, &scrubbed, &passes}) out.push_back(std::move(*c));
+    }
+    if (const kvcache::Server* kv = s.kv ? s.kv() : nullptr) {
+      const kvcache::ServerStats st = kv->stats();
+      out.push_back({"strata_kv_connections", "Open KV-cache protocol connections.", "gauge",
+                     {{{}, static_cast<double>(st.connections)}}});
+      out.push_back({"strata_kv_connections_refused_total",
+                     "KV-cache connections refused over a connection cap.", "counter",
+                     {{{}, static_cast<double>(st.refused)}}});
+      out.push_back({"strata_kv_connection_timeouts_total",
+                     "KV-cache connections closed by a deadline.", "counter",
+                     {{{{"deadline", "auth"}}, static_cast<double>(st.auth_timeouts)},
+                      {{{"deadline", "idle"}}, static_cast<double>(st.idle_timeouts)}}});
+    }
+  });
+}
+
+namespace {
+
+void Reply(http::ResponseWriter& out, int status, const std::string& body,
+           http::Headers extra = {}) {
+  http::Headers h = {{"Content-Type", "text/plain; charset=utf-8"}};
+  h.insert(h.end(), extra.begin(), extra.end());
+  if (out.Start(status, h, body.size()).ok()) out.Write(body).IgnoreError();
+}
+
+bool TokenMatches(const std::string* header, const std::string& token) {
+  if (!header || !header->starts_with("Bearer ")) return false;
+  std::string_view got = std::string_view(*header).substr(7);
+  return got.size() == token.size() && CRYPTO_memcmp(got.data(), token.data(), token.size()) == 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<http::Server>> StartMetricsServer(const std::string& host, int port,
+                                                         metrics::Registry* registry,
+                                                         std::string token) {
+  http::ServerOptions o;
+  o.host = host;
+  o.port = port;
+  o.worker_threads = 2;
+  o.max_connections = 64;
+  auto handler = [registry, token = std::move(token)](const http::Request& req, ByteSource&,
+                                                      http::ResponseWriter& out) {
+    if (req.raw_path != "/metrics") return Reply(out, 404, "not found: try /metrics\n");
+    if (req.method != "GET" && req.method != "HEAD") {
+      return Reply(out, 405, "GET /metrics\n", {{"Allow", "GET, HEAD"}});
+    }
+    if (!token.empty() && !TokenMatches(req.Header("authorization"), token)) {
+      return Reply(out, 401, "a bearer token is required\n",
+                   {{"WWW-Authenticate", "Bearer realm=\"strata metrics\""}});
+    }
+    const std::string text = registry->Render();
+    http::Headers h = {{"Content-Type", std::string(metrics::kContentType)}};
+    if (req.method == "HEAD") {
+      out.Start(200, h, text.size(), /*send_body=*/false).IgnoreError();
+      return;
+    }
+    if (out.Start(200, h, text.size()).ok()) out.Write(text).IgnoreError();
+  };
+  auto on_error = [](http::ProtocolError, http::ResponseWriter& out) {
+    Reply(out, 400, "bad request\n");
+  };
+  return http::Server::Start(o, handler, on_error);
+}
+
+Result<std::string> ReadMetricsToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read the metrics token file " + path);
+  std::string line;
+  std::getline(in, line);
+  std::string token(TrimBlanks(line));
+  if (token.empty()) return InvalidArgument("the metrics token file " + path + " holds no token");
+  return token;
+}
+
+}  // namespace strata::server

@@ -1,0 +1,177 @@
+"""Prometheus metrics (issue 15, docs/metrics.md): `--metrics-listen` serves the text
+exposition on its own listener, behind a bearer token when one is configured; S3 requests are
+counted by operation and status, timed, and their bytes added up; Debian's `promtool check
+metrics` accepts the output, and a real Prometheus server scrapes it."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from harness import Server, free_port, unique_name
+
+TOKEN = "metrics-token-0123456789abcdef"
+
+
+def scrape(port, token=TOKEN, method="GET"):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", method=method)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status, r.headers.get("Content-Type"), r.read().decode()
+
+
+def sample(text, name, **labels):
+    """The value of the series `name{labels...}` (labels may be a subset), or None."""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(have.get(k) == v for k, v in labels.items()):
+            return float(m.group(4))
+    return None
+
+
+class MetricsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="strata-metrics-")
+        cls.token_file = os.path.join(cls.tmp, "token")
+        with open(cls.token_file, "w") as f:
+            f.write(TOKEN + "\n")
+        cls.mport = free_port()
+        cls.server = Server(extra_args=["--metrics-listen", f"127.0.0.1:{cls.mport}",
+                                        "--metrics-token-file", cls.token_file,
+                                        "--kv-listen", "off"]).start()
+        cls.s3 = cls.server.boto3_client()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_requests_are_counted_timed_and_sized(self):
+        b = unique_name("m")
+        self.s3.create_bucket(Bucket=b)
+        body = os.urandom(123457)
+        for i in range(3):
+            self.s3.put_object(Bucket=b, Key=f"k{i}", Body=body)
+        self.assertEqual(self.s3.get_object(Bucket=b, Key="k0")["Body"].read(), body)
+        with self.assertRaises(Exception):
+            self.s3.get_object(Bucket=b, Key="absent")
+        status, ctype, text = scrape(self.mport)
+        self.assertEqual(status, 200)
+        self.assertEqual(ctype, "text/plain; version=0.0.4; charset=utf-8")
+        self.assertGreaterEqual(sample(text, "strata_s3_requests_total", operation="PutObject",
+                                       code="200"), 3)
+        self.assertGreaterEqual(sample(text, "strata_s3_requests_total", operation="GetObject",
+                                       code="404"), 1)
+        self.assertGreaterEqual(sample(text, "strata_s3_requests_total", operation="CreateBucket",
+                                       code="200"), 1)
+        self.assertGreaterEqual(sample(text, "strata_s3_received_bytes_total",
+                                       operation="PutObject"), 3 * len(body))
+        self.assertGreaterEqual(sample(text, "strata_s3_sent_bytes_total", operation="GetObject"),
+                                len(body))
+        count = sample(text, "strata_s3_request_duration_seconds_count", operation="PutObject")
+        self.assertGreaterEqual(count, 3)
+        self.assertEqual(sample(text, "strata_s3_request_duration_seconds_bucket",
+                                operation="PutObject", le="+Inf"), count)
+        self.assertGreater(sample(text, "strata_s3_request_duration_seconds_sum",
+                                  operation="PutObject"), 0)
+        self.assertIsNotNone(sample(text, "strata_s3_requests_in_flight"))
+        self.assertGreater(sample(text, "process_resident_memory_bytes"), 1 << 20)
+        self.assertGreater(sample(text, "process_open_fds"), 3)
+        self.assertGreater(sample(text, "strata_pool_capacity_bytes", pool=""), 0)
+        self.assertIsNotNone(sample(text, "strata_lifecycle_versions_scanned_total"))
+        # Counters only grow.
+        _, _, later = scrape(self.mport)
+        self.assertGreaterEqual(sample(later, "strata_s3_requests_total", operation="PutObject",
+                                       code="200"),
+                                sample(text, "strata_s3_requests_total", operation="PutObject",
+                                       code="200"))
+
+    def test_token_path_and_method(self):
+        for token in (None, "wrong"):
+            with self.assertRaises(urllib.error.HTTPError) as e:
+                scrape(self.mport, token=token)
+            self.assertEqual(e.exception.code, 401)
+            self.assertIn("Bearer", e.exception.headers.get("WWW-Authenticate", ""))
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://127.0.0.1:{self.mport}/other", timeout=10)
+        self.assertEqual(e.exception.code, 404)
+        req = urllib.request.Request(f"http://127.0.0.1:{self.mport}/metrics", method="POST",
+                                     data=b"x", headers={"Authorization": "Bearer " + TOKEN})
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+        self.assertEqual(e.exception.code, 405)
+        # The S3 port does not serve metrics.
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"{self.server.endpoint}/metrics", timeout=10)
+        self.assertNotEqual(e.exception.code, 200)
+
+    def test_promtool_accepts_the_exposition(self):
+        self.s3.list_buckets()
+        _, _, text = scrape(self.mport)
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.strip() + r.stderr.strip(), "", "promtool found problems")
+
+    def test_a_real_prometheus_scrapes_it(self):
+        self.s3.list_buckets()
+        prom_dir = tempfile.mkdtemp(prefix="strata-prom-")
+        self.addCleanup(shutil.rmtree, prom_dir, True)
+        config = os.path.join(prom_dir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write(f"""global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: strata
+    authorization:
+      credentials_file: {self.token_file}
+    static_configs:
+      - targets: ["127.0.0.1:{self.mport}"]
+""")
+        web = free_port()
+        log = open(os.path.join(prom_dir, "log"), "wb")
+        self.addCleanup(log.close)
+        prom = subprocess.Popen(["prometheus", f"--config.file={config}",
+                                 f"--storage.tsdb.path={prom_dir}/data",
+                                 f"--web.listen-address=127.0.0.1:{web}"],
+                                stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(prom.wait)
+        self.addCleanup(prom.terminate)
+
+        def query(q):
+            url = f"http://127.0.0.1:{web}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return json.loads(r.read())["data"]["result"]
+        import urllib.parse
+        deadline = time.time() + 60
+        up, listed = [], []
+        while time.time() < deadline:
+            try:
+                up = query('up{job="strata"}')
+                listed = query('strata_s3_requests_total{operation="ListBuckets"}')
+                if up and up[0]["value"][1] == "1" and listed:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.5)
+        with open(os.path.join(prom_dir, "log"), "rb") as f:
+            prom_log = f.read()[-3000:].decode(errors="replace")
+        self.assertTrue(up and up[0]["value"][1] == "1", f"up={up}; prometheus log: {prom_log}")
+        self.assertTrue(listed, prom_log)
+        self.assertGreaterEqual(float(listed[0]["value"][1]), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
