@@ -219,32 +219,55 @@ class CountingSource : public ByteSource {
 
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
-  if (!meters_) return HandleRequest(req, raw_body, raw_out, nullptr);
+  if (!meters_ && !config_.access_log) return HandleRequest(req, raw_body, raw_out, nullptr);
   const auto start = std::chrono::steady_clock::now();
-  meters_->in_flight.Add(1);
+  if (meters_) meters_->in_flight.Add(1);
   CountingSource body(raw_body);
   CountingWriter out(raw_out);
-  std::string_view op = "Unrouted";
-  HandleRequest(req, body, out, &op);
-  meters_->in_flight.Add(-1);
-  const std::string name(op);
-  meters_->requests.With({name, std::to_string(out.status())}).Add();
-  meters_->duration.With({name}).Observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  if (body.bytes() > 0) meters_->received.With({name}).Add(static_cast<double>(body.bytes()));
-  if (out.bytes() > 0) meters_->sent.With({name}).Add(static_cast<double>(out.bytes()));
+  Facts facts;
+  HandleRequest(req, body, out, &facts);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (meters_) {
+    meters_->in_flight.Add(-1);
+    const std::string name(facts.op);
+    meters_->requests.With({name, std::to_string(out.status())}).Add();
+    meters_->duration.With({name}).Observe(seconds);
+    if (body.bytes() > 0) meters_->received.With({name}).Add(static_cast<double>(body.bytes()));
+    if (out.bytes() > 0) meters_->sent.With({name}).Add(static_cast<double>(out.bytes()));
+  }
+  if (config_.access_log) {
+    const std::string* agent = req.Header("user-agent");
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.3f", seconds * 1000);
+    LogJson("\"type\":\"access\",\"request_id\":" + JsonString(facts.request_id) +
+            ",\"remote\":" + JsonString(req.remote_addr) +
+            ",\"identity\":" + JsonString(facts.access_key) +
+            ",\"operation\":" + JsonString(facts.op) + ",\"method\":" + JsonString(req.method) +
+            ",\"bucket\":" + JsonString(facts.bucket) + ",\"key\":" + JsonString(facts.key) +
+            ",\"status\":" + std::to_string(out.status()) +
+            ",\"bytes_in\":" + std::to_string(body.bytes()) +
+            ",\"bytes_out\":" + std::to_string(out.bytes()) + ",\"duration_ms\":" + ms +
+            ",\"tls\":" + (req.secure ? "true" : "false") +
+            ",\"user_agent\":" + JsonString(agent ? *agent : ""));
+  }
 }
 
 void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
-                            http::ResponseWriter& raw_out, std::string_view* op) {
+                            http::ResponseWriter& raw_out, Facts* facts) {
   std::string request_id = NextRequestId();
+  if (facts) facts->request_id = request_id;
   std::string resource = req.raw_path;
   auto routed = RouteRequest(req, RouterConfig{config_.domain});
   if (auto* e = std::get_if<Error>(&routed)) {
     return SendError(*e, &req, resource, request_id, raw_out);
   }
   const Route& route = std::get<Route>(routed);
-  if (op) *op = OpName(route.op);
+  if (facts) {
+    facts->op = OpName(route.op);
+    facts->bucket = route.bucket;
+    facts->key = route.key;
+  }
 
   // A cross-origin request a CORS rule of the bucket allows: every answer,
   // an error too, carries the rule's Access-Control-* headers.
@@ -285,6 +308,7 @@ void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
     } else {
       auth_ctx = std::move(std::get<auth::AuthContext>(verified));
       signed_request = true;
+      if (facts) facts->access_key = auth_ctx.access_key;
       caller = config_.identities->Resolve(auth_ctx.access_key);
       if (!caller) {  // disabled between the secret lookup and here
         return SendError(MakeError(ErrorCode::kInvalidAccessKeyId), &req, resource, request_id,

@@ -28,9 +28,14 @@ class Service {
 
  private:
   struct Meters;
-  // `op`: set to the operation's name once the request is routed.
+  // What the metrics and the access log say of a request, filled in as it
+  // is routed and authenticated.
+  struct Facts {
+    std::string_view op = "Unrouted";
+    std::string request_id, access_key, bucket, key;
+  };
   void HandleRequest(const http::Request& req, ByteSource& body, http::ResponseWriter& out,
-                     std::string_view* op);
+                     Facts* facts);
   std::string NextRequestId();
   void SendError(const Error& error, const http::Request* req, std::string_view resource,
                  const std::string& request_id, http::ResponseWriter& out);

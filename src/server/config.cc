@@ -108,6 +108,15 @@ void AddServerOptions(CLI::App& app, Config& c) {
          },
          "Prometheus metrics listener (GET /metrics; off unless given)")
       ->type_name("HOST:PORT|off");
+  app.add_option_function<std::string>(
+         "--log-format",
+         [&c](const std::string& v) { c.json_logs = v == "json"; },
+         "server log lines as JSON objects (default) or plain text")
+      ->type_name("json|text")
+      ->check(CLI::IsMember({"json", "text"}));
+  app.add_flag("--access-log", c.access_log,
+               "log one JSON line per S3 request (request id, identity, operation, bucket, key, "
+               "status, bytes, duration)");
   app.add_option("--metrics-token-file", c.metrics_token_file,
                  "file holding the bearer token /metrics asks for (none: no token)")
       ->type_name("FILE");

@@ -112,6 +112,10 @@ struct Config {
   std::string metrics_listen_host = "127.0.0.1";
   int metrics_listen_port = -1;
   std::string metrics_token_file;
+  // Logs: JSON Lines (common/log.h) or text; one line per S3 request with
+  // --access-log.
+  bool json_logs = true;
+  bool access_log = false;
 };
 
 // Checks the pools of a tiered layout: names unique and non-empty, known

@@ -220,6 +220,21 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       }
     } else if (key == "metrics_token_file") {
       r.String(v, key, &c->metrics_token_file);
+    } else if (key == "access_log") {
+      if (auto b = v.value<bool>(); v.is_boolean() && b) {
+        c->access_log = *b;
+      } else {
+        r.Fail(v, key, "needs true or false");
+      }
+    } else if (key == "log_format") {
+      std::string f;
+      if (r.String(v, key, &f)) {
+        if (f == "json" || f == "text") {
+          c->json_logs = f == "json";
+        } else {
+          r.Fail(v, key, "needs \"json\" or \"text\"");
+        }
+      }
     } else if (key == "lifecycle_day_seconds") {
       r.Int(v, key, 1, 86400, &c->lifecycle_day_seconds);
     } else if (key == "lifecycle_interval_seconds") {
@@ -254,8 +269,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Fail(v, key,
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
-             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, [[pool]], "
-             "[storage_classes])");
+             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, access_log, "
+             "log_format, [[pool]], [storage_classes])");
     }
     if (r.error) return r.error;
   }

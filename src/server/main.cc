@@ -322,6 +322,7 @@ int RunServer(const Config& cfg) {
   sigaddset(&stop_signals, SIGHUP);  // reloads the TLS certificate
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  SetLogFormat(cfg.json_logs ? LogFormat::kJson : LogFormat::kText);
   RestrictFileModes(cfg);
   RaiseDescriptorLimit();
   auto opened = OpenStorage(cfg, true);
@@ -423,6 +424,7 @@ int RunServer(const Config& cfg) {
 
   s3::ServiceConfig scfg;
   scfg.metrics = registry.get();
+  scfg.access_log = cfg.access_log;
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
   scfg.sigv2 = cfg.sigv2;

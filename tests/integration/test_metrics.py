@@ -1,7 +1,9 @@
-"""Prometheus metrics (issue 15, docs/metrics.md): `--metrics-listen` serves the text
-exposition on its own listener, behind a bearer token when one is configured; S3 requests are
-counted by operation and status, timed, and their bytes added up; Debian's `promtool check
-metrics` accepts the output, and a real Prometheus server scrapes it."""
+"""Prometheus metrics and structured logs (issue 15, docs/metrics.md): `--metrics-listen`
+serves the text exposition on its own listener, behind a bearer token when one is configured;
+S3 requests are counted by operation and status, timed, and their bytes added up; Debian's
+`promtool check metrics` accepts the output, and a real Prometheus server scrapes it. Server
+log lines are JSON objects; `--access-log` adds one per request with the request id the
+client saw."""
 import json
 import os
 import re
@@ -13,6 +15,7 @@ import unittest
 import urllib.error
 import urllib.request
 
+import harness
 from harness import Server, free_port, unique_name
 
 TOKEN = "metrics-token-0123456789abcdef"
@@ -171,6 +174,45 @@ scrape_configs:
         self.assertTrue(up and up[0]["value"][1] == "1", f"up={up}; prometheus log: {prom_log}")
         self.assertTrue(listed, prom_log)
         self.assertGreaterEqual(float(listed[0]["value"][1]), 1)
+
+
+class AccessLogTest(unittest.TestCase):
+    def test_one_json_line_per_request_with_the_client_visible_request_id(self):
+        server = Server(extra_args=["--access-log", "--kv-listen", "off"]).start()
+        try:
+            s3 = server.boto3_client()
+            b = unique_name("al")
+            s3.create_bucket(Bucket=b)
+            put = s3.put_object(Bucket=b, Key="dir/a b.txt", Body=b"x" * 1234)
+            rid = put["ResponseMetadata"]["HTTPHeaders"]["x-amz-request-id"]
+            with self.assertRaises(Exception):
+                s3.get_object(Bucket=b, Key="missing")
+            server.stop()
+            with open(server.log_path, "rb") as f:
+                lines = f.read().decode().splitlines()
+            records = []
+            for line in lines:
+                if line.startswith("{"):
+                    records.append(json.loads(line))  # every log line parses
+                else:  # the start-up banner on stdout, the only text
+                    self.assertTrue(line.startswith(("strata S3 server", "  ")), line)
+            access = [r for r in records if r.get("type") == "access"]
+            by_id = {r["request_id"]: r for r in access}
+            self.assertIn(rid, by_id)
+            r = by_id[rid]
+            self.assertEqual((r["operation"], r["method"], r["bucket"], r["key"], r["status"]),
+                             ("PutObject", "PUT", b, "dir/a b.txt", 200))
+            self.assertEqual(r["identity"], harness.ACCESS_KEY)
+            self.assertGreaterEqual(r["bytes_in"], 1234)
+            self.assertEqual(r["remote"].split(":")[0].strip("[]"), "127.0.0.1")
+            self.assertGreaterEqual(r["duration_ms"], 0)
+            self.assertIn("Boto3", r["user_agent"])
+            missing = [a for a in access if a["key"] == "missing"]
+            self.assertTrue(missing and missing[0]["status"] == 404, missing)
+            events = [r for r in records if "msg" in r]
+            self.assertTrue(all("time" in e and "source" in e for e in events))
+        finally:
+            server.cleanup()
 
 
 if __name__ == "__main__":

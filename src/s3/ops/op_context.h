@@ -34,6 +34,8 @@ struct ServiceConfig {
   std::string region = "us-east-1";
   // Set: every request is counted there (strata_s3_* families; null: none).
   metrics::Registry* metrics = nullptr;
+  // One JSON line per request on the log (common/log.h): who, what, result.
+  bool access_log = false;
   std::string domain;
   bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
