@@ -75,6 +75,28 @@ Server::~Server() { Stop(); }
 
 ServerStats Server::stats() const { return pool_ ? pool_->stats() : ServerStats{}; }
 
+std::vector<NamespaceStats> Server::namespace_stats() const {
+  std::vector<NamespaceStats> out;
+  if (!registry_) return out;
+  for (Namespace* ns : registry_->All()) {
+    NamespaceStats s;
+    s.bucket = ns->bucket();
+    s.lookups = ns->lookups.load(std::memory_order_relaxed);
+    s.hits = ns->hits.load(std::memory_order_relaxed);
+    s.misses = ns->misses.load(std::memory_order_relaxed);
+    s.bytes_served = ns->bytes_served.load(std::memory_order_relaxed);
+    s.bytes_requested = ns->bytes_requested.load(std::memory_order_relaxed);
+    s.evictions = ns->evictions.load(std::memory_order_relaxed);
+    {
+      std::lock_guard lock(ns->mu);
+      s.blocks = ns->index.blocks();
+      s.bytes = ns->index.bytes();
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 void Server::AcceptLoop() {
   while (true) {
     auto c = listener_->Accept();

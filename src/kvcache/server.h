@@ -108,6 +108,14 @@ struct ServerStats {
   uint64_t auth_timeouts = 0, idle_timeouts = 0;  // closed by the deadlines, since start
 };
 
+// One namespace's counters since start-up and what it holds now.
+struct NamespaceStats {
+  std::string bucket;  // "kv-<16 hex>": the namespace's bucket, its stable name
+  uint64_t lookups = 0, hits = 0, misses = 0, bytes_served = 0, bytes_requested = 0,
+           evictions = 0;
+  uint64_t blocks = 0, bytes = 0;
+};
+
 class Server {
  public:
   // Rebuilds the index from the kv-* buckets, then listens on TCP host:port.
@@ -127,6 +135,7 @@ class Server {
   // Runs one sweep now (tests).
   void Sweep();
   ServerStats stats() const;
+  std::vector<NamespaceStats> namespace_stats() const;
 
  private:
   Server();

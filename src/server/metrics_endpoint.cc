@@ -76,6 +76,39 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                      "KV-cache connections closed by a deadline.", "counter",
                      {{{{"deadline", "auth"}}, static_cast<double>(st.auth_timeouts)},
                       {{{"deadline", "idle"}}, static_cast<double>(st.idle_timeouts)}}});
+      struct Field {
+        const char* name;
+        const char* help;
+        const char* type;
+        uint64_t kvcache::NamespaceStats::*member;
+      };
+      static constexpr Field kFields[] = {
+          {"strata_kv_lookups_total", "KV-cache block lookups, by namespace.", "counter",
+           &kvcache::NamespaceStats::lookups},
+          {"strata_kv_hits_total", "KV-cache blocks found, by namespace.", "counter",
+           &kvcache::NamespaceStats::hits},
+          {"strata_kv_misses_total", "KV-cache blocks not found, by namespace.", "counter",
+           &kvcache::NamespaceStats::misses},
+          {"strata_kv_served_bytes_total", "KV-cache block bytes served, by namespace.", "counter",
+           &kvcache::NamespaceStats::bytes_served},
+          {"strata_kv_requested_bytes_total",
+           "KV-cache block bytes asked for (served or not), by namespace.", "counter",
+           &kvcache::NamespaceStats::bytes_requested},
+          {"strata_kv_evictions_total", "KV-cache blocks evicted (quota, TTL), by namespace.",
+           "counter", &kvcache::NamespaceStats::evictions},
+          {"strata_kv_blocks", "KV-cache blocks held, by namespace.", "gauge",
+           &kvcache::NamespaceStats::blocks},
+          {"strata_kv_stored_bytes", "KV-cache block bytes held, by namespace.", "gauge",
+           &kvcache::NamespaceStats::bytes},
+      };
+      const std::vector<kvcache::NamespaceStats> spaces = kv->namespace_stats();
+      for (const Field& f : kFields) {
+        metrics::Collected c{f.name, f.help, f.type, {}};
+        for (const kvcache::NamespaceStats& n : spaces) {
+          c.samples.push_back({{{"namespace", n.bucket}}, static_cast<double>(n.*(f.member))});
+        }
+        out.push_back(std::move(c));
+      }
     }
   });
 }

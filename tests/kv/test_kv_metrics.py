@@ -1,0 +1,64 @@
+"""The KV-cache tier's figures on the Prometheus endpoint (docs/metrics.md): per namespace
+lookups, hits, misses, bytes served and requested, blocks and bytes held — the same numbers
+the namespace's own STATS request gives, and promtool accepts the output."""
+import re
+import subprocess
+import urllib.request
+
+import numpy as np
+
+import harness
+import strata_kv
+from kvtest import KvServer, chain_keys, descriptor, random_blocks
+
+BLOCK = 64 << 10
+
+
+def sample(text, name, **labels):
+    for line in text.splitlines():
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(have.get(k) == v for k, v in labels.items()):
+            return float(m.group(4))
+    return None
+
+
+class KvMetricsTest(harness.unittest.TestCase):
+    def test_namespace_counters_are_exported(self):
+        mport = harness.free_port()
+        server = KvServer(extra_args=["--metrics-listen", f"127.0.0.1:{mport}"]).start()
+        self.addCleanup(server.cleanup)
+        with server.client() as c:
+            ns = c.open_namespace(**descriptor(BLOCK))
+            keys = chain_keys(4)
+            self.assertEqual(c.put(ns, keys, None, random_blocks(4, BLOCK, seed=3)),
+                             [strata_kv.OK] * 4)
+            self.assertEqual(c.lookup(ns, keys + chain_keys(1)), 4)
+            rows = [np.zeros(BLOCK, dtype=np.uint8) for _ in range(6)]
+            statuses = c.get_into(ns, keys + chain_keys(2), rows)
+            self.assertEqual(statuses[:4], [strata_kv.OK] * 4)
+            st = c.stats(ns)
+        with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        buckets = set(re.findall(r'strata_kv_blocks\{namespace="(kv-[0-9a-f]+)"\}', text))
+        self.assertEqual(len(buckets), 1, text[-2000:])
+        name = buckets.pop()
+        self.assertEqual(sample(text, "strata_kv_blocks", namespace=name), 4)
+        self.assertEqual(sample(text, "strata_kv_stored_bytes", namespace=name), 4 * BLOCK)
+        self.assertEqual(sample(text, "strata_kv_hits_total", namespace=name), 4)
+        self.assertEqual(sample(text, "strata_kv_misses_total", namespace=name), 2)
+        self.assertEqual(sample(text, "strata_kv_served_bytes_total", namespace=name), 4 * BLOCK)
+        self.assertGreaterEqual(sample(text, "strata_kv_lookups_total", namespace=name), 1)
+        for field, metric in (("hits", "strata_kv_hits_total"), ("misses", "strata_kv_misses_total"),
+                              ("bytes_served", "strata_kv_served_bytes_total"),
+                              ("lookups", "strata_kv_lookups_total")):
+            self.assertEqual(sample(text, metric, namespace=name), st[field], field)
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
+
+
+if __name__ == "__main__":
+    harness.unittest.main()
