@@ -13,6 +13,28 @@
 
 namespace strata::server {
 
+// [pool.remote]: a bucket of another S3 endpoint as a pool. At namespace
+// scope, not nested in PoolConfig: clang rejects std::optional<Nested>::emplace()
+// for a nested struct with default member initializers while the enclosing
+// class is incomplete.
+struct RemotePoolConfig {
+  std::string endpoint;  // "http://HOST:PORT" or "https://HOST[:PORT]"
+  std::string bucket;
+  std::string prefix;    // this server's alone: its orphan sweep owns what is under it
+  std::string region = "us-east-1";
+  std::string access_key, secret_key;
+  std::string ca_file;   // https: PEM trust anchors ("" = the system's)
+  int timeout_s = 30;
+  int part_size_mib = 8;
+};
+
+// [pool.archive]: with `path`, data packed into append-only segment files,
+// zstd-compressed where it pays.
+struct ArchivePoolConfig {
+  int segment_size_mib = 256;
+  int zstd_level = 3;
+};
+
 // One pool (tier) of a tiered layout ([[pool]] in the config file).
 struct PoolConfig {
   std::string name;
@@ -23,23 +45,10 @@ struct PoolConfig {
   int ec_k = 0;   // 0: default for the drive count
   int ec_m = -1;  // -1: default
   // Or a bucket of another S3 endpoint ([pool.remote]; no path or drives).
-  struct Remote {
-    std::string endpoint;  // "http://HOST:PORT" or "https://HOST[:PORT]"
-    std::string bucket;
-    std::string prefix;    // this server's alone: its orphan sweep owns what is under it
-    std::string region = "us-east-1";
-    std::string access_key, secret_key;
-    std::string ca_file;   // https: PEM trust anchors ("" = the system's)
-    int timeout_s = 30;
-    int part_size_mib = 8;
-  };
+  using Remote = RemotePoolConfig;
   std::optional<Remote> remote;
-  // Or, with `path`, a local archive pool ([pool.archive]): data packed into
-  // append-only segment files, zstd-compressed where it pays.
-  struct Archive {
-    int segment_size_mib = 256;
-    int zstd_level = 3;
-  };
+  // Or, with `path`, a local archive pool ([pool.archive]).
+  using Archive = ArchivePoolConfig;
   std::optional<Archive> archive;
 };
 
