@@ -45,10 +45,13 @@ inline constexpr char kKmsPrefix = 'K';
 //   resumes after)                                      -> see tier/scanner.h
 inline constexpr char kLifecyclePrefix = 'L';
 
+// 'E' audit trail: "E" + kind + ... (records, chain hashes, checkpoints, gap
+//   markers, the seal state, the bucket and identity indexes) -> see audit/record.h
+inline constexpr char kAuditPrefix = 'E';
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
                                         kConfigPrefix,    kIamPrefix,    kKmsPrefix,
-                                        kLifecyclePrefix};
+                                        kLifecyclePrefix, kAuditPrefix};
 
 inline std::string LifecycleProgressKey() { return std::string(1, kLifecyclePrefix) + "scan"; }
 // "Lr" + bucket + '\0' + key + '\0' + BE64(stamp): a version with a restore
@@ -141,6 +144,16 @@ inline bool ParseObjectVersionKey(std::string_view raw, std::string* bucket, std
   *stamp =
       std::numeric_limits<uint64_t>::max() - DecodeFixed64BE(raw.data() + raw.size() - kStampBytes);
   return true;
+}
+
+// The S3 version id of a version stamp: 16 lowercase hex digits of the
+// inverted stamp, so that ids of newer versions sort first.
+inline std::string StampVersionId(uint64_t stamp) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const uint64_t inverted = ~stamp;
+  std::string out(16, '0');
+  for (int i = 0; i < 16; ++i) out[i] = kHex[(inverted >> (60 - 4 * i)) & 0xF];
+  return out;
 }
 
 inline std::string IntentKey(std::string_view data_file_id) {

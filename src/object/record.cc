@@ -4,6 +4,7 @@
 
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "meta/keys.h"
 #include "crypto/chunk_cipher.h"
 
 namespace strata::object {
@@ -150,13 +151,7 @@ std::string ObjectRecord::VersionId() const {
   return versioned ? VersionIdOf(version_stamp) : std::string("null");
 }
 
-std::string VersionIdOf(uint64_t stamp) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  const uint64_t inverted = ~stamp;
-  std::string out(16, '0');
-  for (int i = 0; i < 16; ++i) out[i] = kHex[(inverted >> (60 - 4 * i)) & 0xF];
-  return out;
-}
+std::string VersionIdOf(uint64_t stamp) { return meta::StampVersionId(stamp); }
 
 std::optional<VersionSelector> ParseVersionId(std::string_view id) {
   if (id == "null") return VersionSelector{true, 0};

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "auth/aws_chunked.h"
+#include "audit/log.h"
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -100,7 +101,8 @@ std::string Service::NextRequestId() {
 }
 
 void Service::SendError(const Error& error, const http::Request* req, std::string_view resource,
-                        const std::string& request_id, http::ResponseWriter& out) {
+                        const std::string& request_id, http::ResponseWriter& out, Facts* facts) {
+  if (facts) facts->error_code = std::string(error.CodeString());
   if (out.started()) {  // too late for a status: cut the connection instead
     out.CloseAfterResponse();
     return;
@@ -209,6 +211,7 @@ class CountingSource : public ByteSource {
     return r;
   }
   uint64_t bytes() const { return bytes_; }
+  const uint64_t* counter() const { return &bytes_; }
 
  private:
   ByteSource& inner_;
@@ -219,18 +222,29 @@ class CountingSource : public ByteSource {
 
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
-  if (!meters_ && !config_.access_log) return HandleRequest(req, raw_body, raw_out, nullptr);
+  if (!meters_ && !config_.access_log && !config_.audit) {
+    return HandleRequest(req, raw_body, raw_out, nullptr);
+  }
   const auto start = std::chrono::steady_clock::now();
   if (meters_) meters_->in_flight.Add(1);
   CountingSource body(raw_body);
   CountingWriter out(raw_out);
   Facts facts;
-  HandleRequest(req, body, out, &facts);
+  audit::Actor& actor = facts.actor;
+  actor.source = req.remote_addr;
+  actor.bytes_in = body.counter();
+  {
+    // Every synced metadata batch of this request carries its audit record.
+    std::optional<audit::Scope> scope;
+    if (config_.audit) scope.emplace(&actor);
+    HandleRequest(req, body, out, &facts);
+  }
+  if (config_.audit && actor.changes == 0) AuditUnchanged(req, facts, out.status());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (meters_) {
     meters_->in_flight.Add(-1);
-    const std::string name(facts.op);
+    const std::string name(actor.operation);
     meters_->requests.With({name, std::to_string(out.status())}).Add();
     meters_->duration.With({name}).Observe(seconds);
     if (body.bytes() > 0) meters_->received.With({name}).Add(static_cast<double>(body.bytes()));
@@ -240,11 +254,11 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
     const std::string* agent = req.Header("user-agent");
     char ms[32];
     std::snprintf(ms, sizeof(ms), "%.3f", seconds * 1000);
-    LogJson("\"type\":\"access\",\"request_id\":" + JsonString(facts.request_id) +
+    LogJson("\"type\":\"access\",\"request_id\":" + JsonString(actor.request_id) +
             ",\"remote\":" + JsonString(req.remote_addr) +
-            ",\"identity\":" + JsonString(facts.access_key) +
-            ",\"operation\":" + JsonString(facts.op) + ",\"method\":" + JsonString(req.method) +
-            ",\"bucket\":" + JsonString(facts.bucket) + ",\"key\":" + JsonString(facts.key) +
+            ",\"identity\":" + JsonString(actor.identity) +
+            ",\"operation\":" + JsonString(actor.operation) + ",\"method\":" + JsonString(req.method) +
+            ",\"bucket\":" + JsonString(actor.bucket) + ",\"key\":" + JsonString(actor.key) +
             ",\"status\":" + std::to_string(out.status()) +
             ",\"bytes_in\":" + std::to_string(body.bytes()) +
             ",\"bytes_out\":" + std::to_string(out.bytes()) + ",\"duration_ms\":" + ms +
@@ -253,20 +267,34 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
   }
 }
 
+// A request that wrote no change record: denied ones (any operation) and
+// those meant to change something (PUT, POST, DELETE) get a record of their
+// own with the answer's status and S3 error code.
+void Service::AuditUnchanged(const http::Request& req, const Facts& facts, int status) {
+  const bool denied = status == 401 || status == 403;
+  const bool mutating = req.method != "GET" && req.method != "HEAD" && req.method != "OPTIONS";
+  if (!denied && !mutating) return;
+  std::string result = facts.error_code.empty() ? (status != 0 && status < 300 ? "OK" : "")
+                                                : facts.error_code;
+  if (result.empty()) result = status == 0 ? "ConnectionClosed" : "HTTP" + std::to_string(status);
+  config_.audit->RecordRequest(facts.actor, denied ? audit::Kind::kDenied : audit::Kind::kRequest,
+                               result, status);
+}
+
 void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
                             http::ResponseWriter& raw_out, Facts* facts) {
   std::string request_id = NextRequestId();
-  if (facts) facts->request_id = request_id;
+  if (facts) facts->actor.request_id = request_id;
   std::string resource = req.raw_path;
   auto routed = RouteRequest(req, RouterConfig{config_.domain});
   if (auto* e = std::get_if<Error>(&routed)) {
-    return SendError(*e, &req, resource, request_id, raw_out);
+    return SendError(*e, &req, resource, request_id, raw_out, facts);
   }
   const Route& route = std::get<Route>(routed);
   if (facts) {
-    facts->op = OpName(route.op);
-    facts->bucket = route.bucket;
-    facts->key = route.key;
+    facts->actor.operation = OpName(route.op);
+    facts->actor.bucket = route.bucket;
+    facts->actor.key = route.key;
   }
 
   // A cross-origin request a CORS rule of the bucket allows: every answer,
@@ -303,16 +331,16 @@ void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
       // No credentials at all: an anonymous request, which only a bucket
       // policy can allow (s3/access.h decides). Any broken credential fails.
       if (e->kind != auth::AuthErrorKind::kMissing) {
-        return SendError(FromAuthError(*e), &req, resource, request_id, out);
+        return SendError(FromAuthError(*e), &req, resource, request_id, out, facts);
       }
     } else {
       auth_ctx = std::move(std::get<auth::AuthContext>(verified));
       signed_request = true;
-      if (facts) facts->access_key = auth_ctx.access_key;
+      if (facts) facts->actor.identity = auth_ctx.access_key;
       caller = config_.identities->Resolve(auth_ctx.access_key);
       if (!caller) {  // disabled between the secret lookup and here
         return SendError(MakeError(ErrorCode::kInvalidAccessKeyId), &req, resource, request_id,
-                         out);
+                         out, facts);
       }
     }
   }
@@ -331,7 +359,7 @@ void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
       if (!decoded) {
         return SendError(MakeError(ErrorCode::kMissingContentLength,
                                    "x-amz-decoded-content-length is required for aws-chunked"),
-                         &req, resource, request_id, out);
+                         &req, resource, request_id, out, facts);
       }
       uint64_t length = std::strtoull(decoded->c_str(), nullptr, 10);
       wrapper = std::make_unique<auth::AwsChunkedSource>(body, auth_ctx, length);
@@ -357,7 +385,7 @@ void Service::HandleRequest(const http::Request& req, ByteSource& raw_body,
     STRATA_LOG("operation threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());
     result = MakeError(ErrorCode::kInternalError);
   }
-  if (result) SendError(*result, &req, resource, request_id, out);
+  if (result) SendError(*result, &req, resource, request_id, out, facts);
 }
 
 Service::~Service() = default;

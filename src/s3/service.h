@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 
+#include "audit/context.h"
 #include "auth/sigv4.h"
 #include "http/request.h"
 #include "object/engine.h"
@@ -31,14 +32,16 @@ class Service {
   // What the metrics and the access log say of a request, filled in as it
   // is routed and authenticated.
   struct Facts {
-    std::string_view op = "Unrouted";
-    std::string request_id, access_key, bucket, key;
+    audit::Actor actor;      // operation, identity, request id, bucket, key
+    std::string error_code;  // the S3 error code answered, if any
   };
   void HandleRequest(const http::Request& req, ByteSource& body, http::ResponseWriter& out,
                      Facts* facts);
+  void AuditUnchanged(const http::Request& req, const Facts& facts, int status);
   std::string NextRequestId();
   void SendError(const Error& error, const http::Request* req, std::string_view resource,
-                 const std::string& request_id, http::ResponseWriter& out);
+                 const std::string& request_id, http::ResponseWriter& out,
+                 Facts* facts = nullptr);
 
   object::ObjectEngine* engine_;
   auth::Verifier verifier_;

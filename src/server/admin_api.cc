@@ -34,6 +34,11 @@ std::pair<int, std::string> ServerAdminApi::Handle(
   if (kms_) {
     if (auto r = HandleKmsAction(*kms_, method, action, query)) return *r;
   }
+  if (audit_) {
+    if (auto r = HandleAuditAction(*audit_, method, action, query)) return *r;
+  } else if (action.starts_with("audit-")) {
+    return AdminError(409, "the audit trail is off (--audit off)");
+  }
   auto q = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : query) {
       if (k == name) return &v;

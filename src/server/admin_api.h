@@ -9,11 +9,15 @@
 //   GET  tiers                       every pool: media, layout, drives, capacity,
 //                                    objects and bytes per storage class, restores
 // the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
-// and the key service's (kms_admin.cc): kms-*.
+// the key service's (kms_admin.cc): kms-*, and the audit trail's
+// (audit_admin.cc): audit-verify, audit-checkpoint, audit-query.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <variant>
 
+#include "audit/log.h"
 #include "auth/identities.h"
 #include "kms/key_service.h"
 #include "object/engine.h"
@@ -46,6 +50,8 @@ class ServerAdminApi : public s3::AdminApi {
     classes_ = std::move(classes);
   }
 
+  void SetAudit(audit::AuditLog* audit) { audit_ = audit; }
+
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
       const std::vector<std::pair<std::string, std::string>>& query,
@@ -64,6 +70,7 @@ class ServerAdminApi : public s3::AdminApi {
   storage::Healer* healer_;
   auth::IdentityStore* identities_;
   kms::KeyService* kms_;
+  audit::AuditLog* audit_ = nullptr;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -83,6 +90,15 @@ std::optional<std::pair<int, std::string>> HandleIamAction(
 // The key service's actions (server/kms_admin.cc, docs/admin-api.md).
 std::optional<std::pair<int, std::string>> HandleKmsAction(
     kms::KeyService& kms, const std::string& method, const std::string& action,
+    const std::vector<std::pair<std::string, std::string>>& query);
+
+// The audit trail over `kv` (audit_admin.cc): the log, or the message.
+std::variant<std::unique_ptr<audit::AuditLog>, std::string> OpenAuditLog(
+    meta::KvStore* kv, const std::string& key, int checkpoint_records, int checkpoint_seconds);
+
+// The audit trail's actions; nullopt when `action` is not one of them.
+std::optional<std::pair<int, std::string>> HandleAuditAction(
+    audit::AuditLog& log, const std::string& method, const std::string& action,
     const std::vector<std::pair<std::string, std::string>>& query);
 
 }  // namespace strata::server

@@ -310,6 +310,70 @@ int RunAdminHeal(const AdminOptions& options, const std::string& bucket_only,
   return totals.unrecoverable || totals.errors ? 1 : 0;
 }
 
+namespace {
+
+std::string Str(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+}
+unsigned long long Num(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_number_unsigned() ? j[k].get<unsigned long long>() : 0;
+}
+
+// strata admin audit verify | checkpoint | query (docs/audit.md).
+int PrintAudit(const AdminIamCommand& cmd, const nlohmann::json& j) {
+  if (cmd.action == "audit-query") {
+    if (!j.contains("records") || !j["records"].is_array()) {
+      std::printf("%s\n", j.dump().c_str());
+      return 0;
+    }
+    if (!cmd.json_lines) {
+      std::printf("%-8s %-24s %-8s %-20s %-28s %-14s %s\n", "seq", "time", "kind", "identity",
+                  "operation", "result", "bucket/key");
+    }
+    for (const auto& r : j["records"]) {
+      if (cmd.json_lines) {
+        std::printf("%s\n", r.dump().c_str());
+        continue;
+      }
+      std::string target = Str(r, "bucket");
+      if (!Str(r, "key").empty()) target += "/" + Str(r, "key");
+      std::string result = Str(r, "result");
+      if (Num(r, "http_status")) result += " " + std::to_string(Num(r, "http_status"));
+      std::printf("%-8llu %-24s %-8s %-20s %-28s %-14s %s\n", Num(r, "seq"),
+                  Str(r, "time").c_str(), Str(r, "kind").c_str(),
+                  Str(r, "identity").empty() ? "(anonymous)" : Str(r, "identity").c_str(),
+                  Str(r, "operation").c_str(), result.c_str(), target.c_str());
+    }
+    if (Num(j, "next_after")) {
+      std::fprintf(stderr, "more: run again with --after %llu\n", Num(j, "next_after"));
+    }
+    return 0;
+  }
+  const nlohmann::json cp = j.value("latest_checkpoint", nlohmann::json::object());
+  if (cmd.action == "audit-verify") {
+    if (j.value("ok", false)) {
+      std::printf("audit trail OK: %llu records, %llu gaps (writes that never committed), "
+                  "%llu checkpoints verified, %llu not yet chained\n",
+                  Num(j, "records"), Num(j, "gaps"), Num(j, "checkpoints"), Num(j, "unsealed"));
+      std::printf("head: seq %llu hash %s\n", Num(j, "head_seq"), Str(j, "head_hash").c_str());
+    } else {
+      std::printf("audit trail DAMAGED (%s) at seq %llu: %s\n", Str(j, "problem").c_str(),
+                  Num(j, "problem_seq"), Str(j, "detail").c_str());
+      std::printf("verified before it: %llu records, %llu checkpoints\n", Num(j, "records"),
+                  Num(j, "checkpoints"));
+    }
+  } else if (!j.value("ok", false)) {
+    std::printf("checkpoint made, but the trail is damaged: %s\n", Str(j, "detail").c_str());
+  }
+  if (Num(cp, "seq")) {
+    std::printf("latest checkpoint: seq %llu at %s\n  hash %s\n  mac  %s\n", Num(cp, "seq"),
+                Str(cp, "time").c_str(), Str(cp, "hash").c_str(), Str(cp, "mac").c_str());
+  }
+  return j.value("ok", false) ? 0 : 1;
+}
+
+}  // namespace
+
 int RunAdminIam(const AdminIamCommand& cmd) {
   auto creds = FindCredentials(cmd.admin);
   if (!creds) return 2;
@@ -351,6 +415,7 @@ int RunAdminIam(const AdminIamCommand& cmd) {
                 j.value("secret_key", "").c_str());
     return 0;
   }
+  if (cmd.action.starts_with("audit-")) return PrintAudit(cmd, j);
   if (cmd.action == "tiers" && j.contains("pools")) {
     std::printf("%-10s %-10s %-22s %10s %14s %14s %14s\n", "pool", "media", "layout", "objects",
                 "bytes", "used", "free");

@@ -114,6 +114,16 @@ void AddServerOptions(CLI::App& app, Config& c) {
          "server log lines as JSON objects (default) or plain text")
       ->type_name("json|text")
       ->check(CLI::IsMember({"json", "text"}));
+  app.add_option_function<std::string>(
+         "--audit", [&c](const std::string& v) { c.audit = v == "on"; },
+         "the audit trail: a hash-chained record of every change, denied and mutating request "
+         "(default on)")
+      ->type_name("on|off")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--audit-key-file", c.audit_key_file,
+                 "file with the key (64 hex digits) signing the audit trail's checkpoints "
+                 "(default: DATA/audit.key, made on first start; keep a copy off the box)")
+      ->type_name("FILE");
   app.add_flag("--access-log", c.access_log,
                "log one JSON line per S3 request (request id, identity, operation, bucket, key, "
                "status, bytes, duration)");
@@ -250,7 +260,8 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   AddServerOptions(*server_cmd, server.config);
 
   CLI::App* admin = app.add_subcommand(
-      "admin", "operate a server: drives, heal, rebuild-index, users, keys, groups, policies");
+      "admin", "operate a server: drives, heal, rebuild-index, users, keys, groups, policies, "
+               "kms, tiers, audit");
   admin->require_subcommand(0, 1);
   AdminDrivesCommand drives;
   CLI::App* drives_cmd = admin->add_subcommand("drives", "drive states of a running server");
@@ -342,6 +353,33 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   verb(kms, "enable", "allow a disabled key again", "POST", "kms-enable",
        {{"key", "key id, ARN or alias/NAME"}});
 
+  // strata admin audit verify|checkpoint|query (docs/audit.md).
+  CLI::App* audit = noun("audit", "the audit trail: verify, checkpoint, query");
+  verb(audit, "verify", "walk the hash chain and its checkpoints; name the first damage", "GET",
+       "audit-verify", {});
+  verb(audit, "checkpoint", "seal and sign the trail's head now (keep the printed head off the box)",
+       "POST", "audit-checkpoint", {});
+  CLI::App* audit_query = verb(audit, "query", "records by time, identity, bucket, key prefix, "
+                               "operation, result", "GET", "audit-query", {});
+  std::vector<std::pair<std::string, std::string>> audit_filters = {
+      {"from", "ISO 8601 time (2026-12-01T00:00:00Z) the records start at"},
+      {"to", "ISO 8601 time they end at"},
+      {"identity", "access key id ('' : anonymous; strata:lifecycle, strata:restore)"},
+      {"bucket", "bucket"},
+      {"prefix", "key prefix"},
+      {"operation", "operation (PutObject, DeleteObject, ...)"},
+      {"result", "OK, an S3 error code, or error (anything but OK)"},
+      {"kind", "change, request, denied or system"},
+      {"limit", "at most this many records (default 1000)"},
+      {"after", "resume after this seq (the 'next' of a previous page)"}};
+  std::vector<std::string> audit_values(audit_filters.size());
+  std::vector<CLI::Option*> audit_options;
+  for (size_t i = 0; i < audit_filters.size(); ++i) {
+    audit_options.push_back(audit_query->add_option("--" + audit_filters[i].first,
+                                                    audit_values[i], audit_filters[i].second));
+  }
+  audit_query->add_flag("--json", iam.json_lines, "one JSON object per line instead of a table");
+
   // strata admin tiers: one admin API action, printed as a table (admin_cli.cc).
   {
     CLI::App* v = admin->add_subcommand("tiers", "pools, storage classes, capacity and objects per tier");
@@ -413,6 +451,13 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
       if (!attach_user.empty()) iam.query.emplace_back("user", attach_user);
       if (!attach_group.empty()) iam.query.emplace_back("group", attach_group);
     }
+    if (v.action == "audit-query") {
+      for (size_t i = 0; i < audit_filters.size(); ++i) {
+        if (audit_options[i]->count() > 0) {
+          iam.query.emplace_back(audit_filters[i].first, audit_values[i]);
+        }
+      }
+    }
     if (v.action == "kms-create-key") {
       if (!kms_alias.empty()) iam.query.emplace_back("alias", kms_alias);
       if (!kms_description.empty()) iam.query.emplace_back("description", kms_description);
@@ -430,7 +475,7 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   }
   if (admin->parsed())
     return cli::Usage("admin needs a command: drives, heal, rebuild-index, user, key, group, "
-                      "policy or kms",
+                      "policy, kms, tiers or audit",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
 }
@@ -650,6 +695,11 @@ std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
 std::variant<IamKey, std::string> LoadKmsKey(const std::string& data_dir,
                                              const std::string& key_file) {
   return LoadKeyFile(data_dir, key_file, "kms.key", "key service's operator key");
+}
+
+std::variant<IamKey, std::string> LoadAuditKey(const std::string& data_dir,
+                                               const std::string& key_file) {
+  return LoadKeyFile(data_dir, key_file, "audit.key", "audit trail's checkpoint key");
 }
 
 }  // namespace strata::server

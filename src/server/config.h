@@ -125,6 +125,14 @@ struct Config {
   // --access-log.
   bool json_logs = true;
   bool access_log = false;
+  // The audit trail (docs/audit.md): on unless --audit off. Its checkpoints
+  // are signed with the key in audit_key_file (64 hex digits; empty:
+  // DATA/audit.key, made on first start: keep a copy off the box), every
+  // audit_checkpoint_records records or audit_checkpoint_seconds.
+  bool audit = true;
+  std::string audit_key_file;
+  int audit_checkpoint_records = 1000;
+  int audit_checkpoint_seconds = 10;
 };
 
 // Checks the pools of a tiered layout: names unique and non-empty, known
@@ -175,6 +183,7 @@ struct AdminIamCommand {
   std::string action;  // "user-create"
   std::vector<std::pair<std::string, std::string>> query;
   std::string body_file;  // policy put: the document ("-": stdin)
+  bool json_lines = false;  // audit query --json
 };
 using Command = std::variant<ServerCommand, RebuildIndexCommand, AdminDrivesCommand,
                              AdminHealCommand, AdminIamCommand>;
@@ -208,5 +217,8 @@ std::variant<IamKey, std::string> LoadIamKey(const std::string& data_dir,
 // The key service's operator key, the same way: `key_file` or DATA/kms.key.
 std::variant<IamKey, std::string> LoadKmsKey(const std::string& data_dir,
                                              const std::string& key_file);
+// The audit trail's checkpoint key, the same way: `key_file` or DATA/audit.key.
+std::variant<IamKey, std::string> LoadAuditKey(const std::string& data_dir,
+                                               const std::string& key_file);
 
 }  // namespace strata::server

@@ -226,6 +226,18 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       } else {
         r.Fail(v, key, "needs true or false");
       }
+    } else if (key == "audit") {
+      if (auto b = v.value<bool>(); v.is_boolean() && b) {
+        c->audit = *b;
+      } else {
+        r.Fail(v, key, "needs true or false");
+      }
+    } else if (key == "audit_key_file") {
+      r.String(v, key, &c->audit_key_file);
+    } else if (key == "audit_checkpoint_records") {
+      r.Int(v, key, 1, 1'000'000, &c->audit_checkpoint_records);
+    } else if (key == "audit_checkpoint_seconds") {
+      r.Int(v, key, 1, 86400, &c->audit_checkpoint_seconds);
     } else if (key == "log_format") {
       std::string f;
       if (r.String(v, key, &f)) {
@@ -270,7 +282,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, access_log, "
-             "log_format, [[pool]], [storage_classes])");
+             "log_format, audit, audit_key_file, audit_checkpoint_records, "
+             "audit_checkpoint_seconds, [[pool]], [storage_classes])");
     }
     if (r.error) return r.error;
   }

@@ -94,6 +94,27 @@ TEST_F(ConfigFileTest, FourTiersAndFlagsOverride) {
   EXPECT_EQ(PoolPath(d, d.pools[1].drives[0]), "/other/pools/hot");
 }
 
+TEST_F(ConfigFileTest, AuditTrailSettings) {
+  Config on = Ok("data = \"/d\"\n", {});
+  EXPECT_TRUE(on.audit);  // on unless turned off
+  EXPECT_EQ(on.audit_checkpoint_records, 1000);
+  Config c = Ok("audit = false\naudit_key_file = \"/keys/audit\"\n"
+                "audit_checkpoint_records = 50\naudit_checkpoint_seconds = 3\n",
+                {});
+  EXPECT_FALSE(c.audit);
+  EXPECT_EQ(c.audit_key_file, "/keys/audit");
+  EXPECT_EQ(c.audit_checkpoint_records, 50);
+  EXPECT_EQ(c.audit_checkpoint_seconds, 3);
+  Config flag = Ok("audit = false\n", {"--audit", "on", "--audit-key-file", "/k"});
+  EXPECT_TRUE(flag.audit);  // the flag wins
+  EXPECT_EQ(flag.audit_key_file, "/k");
+  std::string m = Refused("audit = \"yes\"\n");
+  EXPECT_NE(m.find("audit: needs true or false"), std::string::npos) << m;
+  m = Refused("audit_checkpoint_records = 0\n");
+  EXPECT_NE(m.find("audit_checkpoint_records: needs a whole number from 1"), std::string::npos)
+      << m;
+}
+
 TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   std::string m = Refused("listen = 9000\n");
   EXPECT_NE(m.find(":1: listen: needs a string"), std::string::npos) << m;

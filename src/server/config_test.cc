@@ -337,7 +337,7 @@ TEST(CommandLine, UsageErrors) {
   EXPECT_CONTAINS(refused({}).message, "missing command");
   EXPECT_EQ(refused({}).exit_code(), 2);
   EXPECT_CONTAINS(refused({"serve"}).message, "serve");
-  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group, policy or kms");
+  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group, policy, kms, tiers or audit");
   EXPECT_EQ(refused({"admin", "kms", "rotate"}).exit_code(), 2);  // needs the key
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p"}).message, "--user or --group");
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p", "--user", "u", "--group", "g"}).message,
@@ -367,6 +367,19 @@ TEST(CommandLine, UsageErrors) {
     want = {{"key", "alias/a"}};
     EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).query, want);
     EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).method, "POST");
+    // The audit trail's query: only the filters given go to the server.
+    parsed = ParseCommandLine({"admin", "audit", "query", "--bucket", "b", "--identity", "",
+                               "--from", "2026-12-01T00:00:00Z", "--json"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    const auto& q = std::get<AdminIamCommand>(std::get<Command>(parsed));
+    EXPECT_EQ(q.action, "audit-query");
+    EXPECT_EQ(q.method, "GET");
+    EXPECT_TRUE(q.json_lines);
+    want = {{"from", "2026-12-01T00:00:00Z"}, {"identity", ""}, {"bucket", "b"}};
+    EXPECT_EQ(q.query, want);
+    parsed = ParseCommandLine({"admin", "audit", "verify"});
+    ASSERT_TRUE(std::holds_alternative<Command>(parsed));
+    EXPECT_EQ(std::get<AdminIamCommand>(std::get<Command>(parsed)).action, "audit-verify");
   }
   {
     auto parsed = ParseCommandLine({"server", "--sse-c-over-http", "--kms-key-file", "/k"});

@@ -342,7 +342,32 @@ int RunServer(const Config& cfg) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
     return 1;
   }
-  auto identities = auth::IdentityStore::Open(st.kv.get(), std::get<IamKey>(iam_key).bytes,
+  // The audit trail decorates the metadata store: everything that changes
+  // something writes through `kv` (server/audit_admin.cc, docs/audit.md).
+  std::unique_ptr<audit::AuditLog> audit_log;
+  if (cfg.audit) {
+    auto audit_key = LoadAuditKey(cfg.data_dir, cfg.audit_key_file);
+    if (auto* err = std::get_if<std::string>(&audit_key)) {
+      std::fprintf(stderr, "strata: %s\n", err->c_str());
+      return 1;
+    }
+    auto opened_log = OpenAuditLog(st.kv.get(), std::get<IamKey>(audit_key).bytes,
+                                   cfg.audit_checkpoint_records, cfg.audit_checkpoint_seconds);
+    if (auto* err = std::get_if<std::string>(&opened_log)) {
+      std::fprintf(stderr, "strata: %s\n", err->c_str());
+      return 1;
+    }
+    audit_log = std::move(std::get<0>(opened_log));
+    audit_log->Start();
+    if (std::get<IamKey>(audit_key).generated) {
+      STRATA_LOG("audit: made the checkpoint key %s (keep a copy off the box: it proves the "
+                 "trail was not rewritten)",
+                 (cfg.audit_key_file.empty() ? cfg.data_dir + "/audit.key" : cfg.audit_key_file)
+                     .c_str());
+    }
+  }
+  meta::KvStore* kv_store = audit_log ? audit_log->store() : st.kv.get();
+  auto identities = auth::IdentityStore::Open(kv_store, std::get<IamKey>(iam_key).bytes,
                                               {root.access_key, root.secret_key});
   if (!identities.ok()) {
     std::fprintf(stderr, "strata: cannot open the identity store: %s\n",
@@ -355,7 +380,7 @@ int RunServer(const Config& cfg) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
     return 1;
   }
-  auto kms = kms::KeyService::Open(st.kv.get(), std::get<IamKey>(kms_key).bytes, cfg.region,
+  auto kms = kms::KeyService::Open(kv_store, std::get<IamKey>(kms_key).bytes, cfg.region,
                                    (*identities)->account());
   if (!kms.ok()) {
     std::fprintf(stderr, "strata: cannot open the key service: %s\n",
@@ -369,8 +394,8 @@ int RunServer(const Config& cfg) {
   }
 
   TidyRemotePools(st);
-  auto engine = st.pools.empty() ? object::ObjectEngine::Open(st.data, st.kv.get())
-                                 : object::ObjectEngine::Open(st.pools, st.kv.get());
+  auto engine = st.pools.empty() ? object::ObjectEngine::Open(st.data, kv_store)
+                                 : object::ObjectEngine::Open(st.pools, kv_store);
   if (!engine.ok()) {
     std::fprintf(stderr, "strata: cannot open object engine: %s\n",
                  engine.status().ToString().c_str());
@@ -405,6 +430,7 @@ int RunServer(const Config& cfg) {
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
   admin.SetTiers(DescribeTiers(cfg, st), st.classes.Mapping());
+  admin.SetAudit(audit_log.get());
 
   // Prometheus metrics (server/metrics_endpoint.h), only with --metrics-listen.
   std::unique_ptr<metrics::Registry> registry;
@@ -425,6 +451,7 @@ int RunServer(const Config& cfg) {
   s3::ServiceConfig scfg;
   scfg.metrics = registry.get();
   scfg.access_log = cfg.access_log;
+  scfg.audit = audit_log.get();
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
   scfg.sigv2 = cfg.sigv2;
@@ -443,8 +470,8 @@ int RunServer(const Config& cfg) {
                        ? static_cast<int64_t>(cfg.lifecycle_interval_s) * 1'000'000'000
                        : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
   lo.max_actions_per_s = static_cast<uint32_t>(cfg.lifecycle_max_actions_per_s);
-  tier::Scanner lifecycle(engine->get(), st.kv.get(), &st.classes, lo);
-  tier::Restorer restorer(engine->get(), st.kv.get(), &st.classes, lo.day_ns, lo.interval_ns);
+  tier::Scanner lifecycle(engine->get(), kv_store, &st.classes, lo);
+  tier::Restorer restorer(engine->get(), kv_store, &st.classes, lo.day_ns, lo.interval_ns);
   scfg.restorer = &restorer;
   s3::Service service(engine->get(), scfg);
   lifecycle.Start();
@@ -545,6 +572,7 @@ int RunServer(const Config& cfg) {
       sources.pool_dirs.emplace_back("", cfg.drives.empty() ? cfg.data_dir : cfg.drives[0]);
     }
     sources.lifecycle = &lifecycle;
+    sources.audit = audit_log.get();
     sources.healers = named_healers;
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
     AddServerCollectors(*registry, std::move(sources));
@@ -582,6 +610,7 @@ int RunServer(const Config& cfg) {
   if (kv) kv->Stop();
   if (healer) healer->Stop();
   for (auto& h : pool_healers) h->Stop();
+  if (audit_log) audit_log->Stop();  // chains the last records and signs the head
   if (checkpointer) checkpointer->Stop();
   return 0;
 }

@@ -43,6 +43,24 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                       {{{"action", "raced"}}, static_cast<double>(t.raced)},
                       {{{"action", "failed"}}, static_cast<double>(t.failed)}}});
     }
+    if (s.audit) {
+      const audit::AuditLog::Stats a = s.audit->stats();
+      out.push_back({"strata_audit_records_total",
+                     "Audit records written since start (changes, requests, denials, system).",
+                     "counter", {{{}, static_cast<double>(a.records)}}});
+      out.push_back({"strata_audit_dropped_total",
+                     "Request records dropped because the audit queue was full.", "counter",
+                     {{{}, static_cast<double>(a.dropped)}}});
+      out.push_back({"strata_audit_write_failures_total",
+                     "Audit queue or sealer writes that failed.", "counter",
+                     {{{}, static_cast<double>(a.failures)}}});
+      out.push_back({"strata_audit_unsealed_records",
+                     "Records (and seqs in flight) not yet in the hash chain.", "gauge",
+                     {{{}, static_cast<double>(a.next_seq - 1 - a.sealed_seq)}}});
+      out.push_back({"strata_audit_checkpoint_seq",
+                     "The seq of the latest signed checkpoint.", "gauge",
+                     {{{}, static_cast<double>(a.checkpoint_seq)}}});
+    }
     if (!s.healers.empty()) {
       metrics::Collected queued{"strata_heal_queue_length",
                                 "Data files waiting for the healer.", "gauge", {}};

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "audit/log.h"
 #include "common/metrics.h"
 #include "common/status.h"
 #include "http/server.h"
@@ -30,6 +31,7 @@ struct MetricsSources {
   std::vector<std::pair<std::string, storage::Healer*>> healers;  // pool name ("" = the drives)
   // The KV-cache listener, once started (null before and when off).
   std::function<const kvcache::Server*()> kv;
+  audit::AuditLog* audit = nullptr;  // null: the trail is off
 };
 void AddServerCollectors(metrics::Registry& registry, MetricsSources sources);
 

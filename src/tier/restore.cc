@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "audit/context.h"
 #include "common/log.h"
 #include "common/time_util.h"
 #include "meta/keys.h"
@@ -47,6 +48,8 @@ Result<uint64_t> Restorer::Sweep() {
     }
     if (rec.ok() && rec->restore.expiry_ns > now) continue;
     // Expired, or the version went (ExpireRestore then drops the entry).
+    audit::Actor actor = audit::SystemActor("restore", "RestoreExpired", bucket, key);
+    audit::Scope scope(&actor);
     Status st = engine_->ExpireRestore(bucket, key, stamp);
     if (st.ok()) {
       if (rec.ok()) ++dropped;
@@ -123,6 +126,8 @@ uint64_t Restorer::completed() const {
 
 void Restorer::RestoreOne(const std::string& bucket, const std::string& key, uint64_t stamp) {
   const std::string& to = classes_ ? classes_->PoolOf("STANDARD") : std::string();
+  audit::Actor actor = audit::SystemActor("restore", "RestoreCompleted", bucket, key);
+  audit::Scope scope(&actor);
   Status st = engine_->CompleteRestore(bucket, key, stamp, to, [this](uint32_t days) {
     return DueAfterDays(NowNs(), days, day_ns_);
   });

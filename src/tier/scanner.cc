@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "audit/context.h"
 #include "common/log.h"
 #include "common/time_util.h"
 #include "meta/keys.h"
@@ -246,6 +247,9 @@ void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& 
     };
     switch (a.kind) {
       case ActionKind::kDelete: {
+        audit::Actor actor =
+            audit::SystemActor("lifecycle", "LifecycleExpiration:Delete", bucket, e.key);
+        audit::Scope scope(&actor);
         object::VersionSelector sel;
         sel.null = !r.versioned;
         sel.stamp = r.version_stamp;
@@ -253,10 +257,14 @@ void Scanner::ApplyToKey(const std::string& bucket, const object::BucketRecord& 
         if (st.ok()) ++stats->deleted;
         break;
       }
-      case ActionKind::kAddMarker:
+      case ActionKind::kAddMarker: {
+        audit::Actor actor = audit::SystemActor(
+            "lifecycle", "LifecycleExpiration:DeleteMarkerCreated", bucket, e.key);
+        audit::Scope scope(&actor);
         st = engine_->DeleteVersion(bucket, e.key, std::nullopt, only_this).status();
         if (st.ok()) ++stats->markers;
         break;
+      }
       case ActionKind::kTransition: {
         // Moves run a few at a time (FlushMoves): one's synced metadata
         // switch overlaps the next one's copy.
@@ -298,6 +306,8 @@ void Scanner::FlushMoves(ScanStats* stats) {
         results[i] = PreconditionFailed("stopping");  // counted as raced: the next pass
         continue;
       }
+      audit::Actor actor = audit::SystemActor("lifecycle", "LifecycleTransition", m.bucket, m.key);
+      audit::Scope scope(&actor);
       results[i] = engine_->MoveVersion(m.bucket, m.key, m.stamp, m.pool, m.storage_class);
     }
   };
@@ -328,6 +338,9 @@ Status Scanner::ScanUploads(const std::string& bucket, const Configuration& conf
     for (const object::UploadInfo& u : page.uploads) {
       if (!AbortDue(config, u.key, u.record.initiated_ns, now, options_.day_ns)) continue;
       Pace();
+      audit::Actor actor =
+          audit::SystemActor("lifecycle", "AbortIncompleteMultipartUpload", bucket, u.key);
+      audit::Scope scope(&actor);
       Status st = engine_->AbortUpload(bucket, u.key, u.upload_id);
       if (st.ok()) {
         ++stats->aborted_uploads;

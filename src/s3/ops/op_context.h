@@ -16,6 +16,9 @@
 #include "s3/errors.h"
 #include "s3/router.h"
 
+namespace strata::audit {
+class AuditLog;
+}
 namespace strata::kms {
 class KeyService;
 }
@@ -36,6 +39,10 @@ struct ServiceConfig {
   metrics::Registry* metrics = nullptr;
   // One JSON line per request on the log (common/log.h): who, what, result.
   bool access_log = false;
+  // Set: the audit trail. Changes get their records through the store the
+  // engine writes to; the service adds one for every request that changed
+  // nothing but was denied or meant to change something.
+  audit::AuditLog* audit = nullptr;
   std::string domain;
   bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS

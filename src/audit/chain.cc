@@ -1,0 +1,274 @@
+#include "audit/chain.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "audit/record.h"
+#include "common/encoding.h"
+#include "common/hash.h"
+
+namespace strata::audit {
+
+namespace {
+
+std::string DigestString(const Sha256Digest& d) {
+  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+}
+
+// The entries under one "E" seq-keyed prefix, in seq order.
+class Cursor {
+ public:
+  Cursor(meta::KvStore& kv, std::string prefix, uint64_t from)
+      : it_(kv.NewIterator()), prefix_(std::move(prefix)) {
+    std::string start = prefix_;
+    PutFixed64BE(&start, from);
+    it_->Seek(start);
+    Load();
+  }
+  bool valid() const { return valid_; }
+  uint64_t seq() const { return valid_ ? seq_ : UINT64_MAX; }
+  std::string_view value() const { return it_->value(); }
+  void Next() {
+    it_->Next();
+    Load();
+  }
+  Status status() const { return it_->status(); }
+
+ private:
+  void Load() {
+    valid_ = it_->Valid() && it_->key().starts_with(prefix_) &&
+             it_->key().size() == prefix_.size() + 8;
+    if (valid_) seq_ = DecodeFixed64BE(it_->key().data() + prefix_.size());
+  }
+  std::unique_ptr<meta::KvIterator> it_;
+  std::string prefix_;
+  bool valid_ = false;
+  uint64_t seq_ = 0;
+};
+
+std::string SeqPrefix(std::string key_of_zero) {
+  key_of_zero.resize(key_of_zero.size() - 8);
+  return key_of_zero;
+}
+
+}  // namespace
+
+std::string GenesisHash() { return std::string(kHashBytes, '\0'); }
+
+std::string ChainHash(std::string_view prev, std::string_view record_bytes) {
+  std::string in(prev);
+  in.append(record_bytes);
+  return DigestString(Sha256(in));
+}
+
+std::string GapHash(std::string_view prev, uint64_t seq) {
+  std::string in(prev);
+  in.append("gap");
+  PutFixed64BE(&in, seq);
+  return DigestString(Sha256(in));
+}
+
+std::string CheckpointMac(std::string_view key, uint64_t seq, int64_t time_ns,
+                          std::string_view hash) {
+  std::string in = "strata-audit-checkpoint-v1";
+  PutFixed64BE(&in, seq);
+  PutFixed64BE(&in, static_cast<uint64_t>(time_ns));
+  in.append(hash);
+  return DigestString(HmacSha256(key, in));
+}
+
+std::string EncodeCheckpoint(const Checkpoint& c) {
+  std::string out;
+  PutFixed64BE(&out, static_cast<uint64_t>(c.time_ns));
+  out.append(c.hash);
+  out.append(c.mac);
+  return out;
+}
+
+Result<Checkpoint> DecodeCheckpoint(uint64_t seq, std::string_view bytes) {
+  if (bytes.size() != 8 + 2 * kHashBytes) return Corruption("audit checkpoint: bad size");
+  Checkpoint c;
+  c.seq = seq;
+  c.time_ns = static_cast<int64_t>(DecodeFixed64BE(bytes.data()));
+  c.hash.assign(bytes.substr(8, kHashBytes));
+  c.mac.assign(bytes.substr(8 + kHashBytes));
+  return c;
+}
+
+std::string EncodeSealState(const SealState& s) {
+  std::string out;
+  PutFixed64BE(&out, s.seq);
+  out.append(s.hash);
+  PutFixed64BE(&out, s.checkpoint_seq);
+  PutFixed64BE(&out, static_cast<uint64_t>(s.checkpoint_time_ns));
+  return out;
+}
+
+Result<SealState> LoadSealState(meta::KvStore& kv) {
+  ASSIGN_OR_RETURN(auto raw, kv.Get(SealStateKey()));
+  SealState s;
+  if (!raw) return s;
+  if (raw->size() != 8 + kHashBytes + 16) return Corruption("audit seal state: bad size");
+  s.seq = DecodeFixed64BE(raw->data());
+  s.hash = raw->substr(8, kHashBytes);
+  s.checkpoint_seq = DecodeFixed64BE(raw->data() + 8 + kHashBytes);
+  s.checkpoint_time_ns = static_cast<int64_t>(DecodeFixed64BE(raw->data() + 16 + kHashBytes));
+  return s;
+}
+
+Result<uint64_t> Seal(meta::KvStore& kv, SealState* state, uint64_t end,
+                      const std::set<uint64_t>& in_flight, uint64_t max, meta::WriteBatch* batch) {
+  uint64_t chained = 0;
+  uint64_t expected = state->seq + 1;
+  Cursor records(kv, SeqPrefix(RecordKey(0)), expected);
+  auto settled = [&](uint64_t seq) { return seq < end && !in_flight.contains(seq); };
+  while (chained < max && settled(expected)) {
+    if (records.seq() == expected) {
+      state->hash = ChainHash(state->hash, records.value());
+      records.Next();
+    } else {  // never committed, and no longer in flight: a gap
+      batch->Put(GapKey(expected), "");
+      state->hash = GapHash(state->hash, expected);
+    }
+    batch->Put(HashKey(expected), state->hash);
+    state->seq = expected++;
+    ++chained;
+  }
+  RETURN_IF_ERROR(records.status());
+  if (chained > 0) batch->Put(SealStateKey(), EncodeSealState(*state));
+  return chained;
+}
+
+void AddCheckpoint(std::string_view key, int64_t now_ns, SealState* state,
+                   meta::WriteBatch* batch) {
+  Checkpoint c{state->seq, now_ns, state->hash, CheckpointMac(key, state->seq, now_ns, state->hash)};
+  batch->Put(CheckpointKey(c.seq), EncodeCheckpoint(c));
+  state->checkpoint_seq = c.seq;
+  state->checkpoint_time_ns = now_ns;
+  batch->Put(SealStateKey(), EncodeSealState(*state));
+}
+
+std::string_view ProblemName(Problem p) {
+  switch (p) {
+    case Problem::kNone: return "none";
+    case Problem::kAltered: return "altered";
+    case Problem::kRemoved: return "removed";
+    case Problem::kReordered: return "reordered";
+    case Problem::kTruncated: return "truncated";
+    case Problem::kCheckpoint: return "checkpoint";
+  }
+  return "unknown";
+}
+
+VerifyReport Verify(meta::KvStore& kv, std::string_view key) {
+  VerifyReport rep;
+  auto fail = [&](Problem p, uint64_t seq, std::string detail) {
+    rep.problem = p;
+    rep.problem_seq = seq;
+    rep.detail = std::move(detail);
+    return rep;
+  };
+  auto state = LoadSealState(kv);
+  if (!state.ok()) return fail(Problem::kAltered, 0, state.status().message());
+  Cursor records(kv, SeqPrefix(RecordKey(0)), 1);
+  Cursor gaps(kv, SeqPrefix(GapKey(0)), 1);
+  Cursor hashes(kv, SeqPrefix(HashKey(0)), 1);
+  Cursor checkpoints(kv, SeqPrefix(CheckpointKey(0)), 1);
+  std::string prev = GenesisHash();
+  uint64_t expected = 1;
+  auto num = [](uint64_t s) { return std::to_string(s); };
+  while (records.valid() || gaps.valid() || hashes.valid()) {
+    const uint64_t s = std::min({records.seq(), gaps.seq(), hashes.seq()});
+    const bool has_record = records.seq() == s, has_gap = gaps.seq() == s,
+               has_hash = hashes.seq() == s;
+    if (s != expected) {
+      return fail(Problem::kRemoved, expected,
+                  "record " + num(expected) + " is missing: the trail goes on at " + num(s) +
+                      " with no record and no gap marker in between");
+    }
+    if (!has_hash) {
+      if (s <= state->seq) {
+        return fail(Problem::kRemoved, s, "the chain hash of record " + num(s) + " is missing");
+      }
+      // The unsealed tail: records the sealer has not reached yet.
+      if (has_record) ++rep.unsealed;
+      if (has_record) records.Next();
+      if (has_gap) gaps.Next();
+      expected = s + 1;
+      continue;
+    }
+    std::string h;
+    if (has_record && has_gap) {
+      return fail(Problem::kAltered, s, "seq " + num(s) + " is both a record and a gap marker");
+    } else if (has_record) {
+      auto r = DecodeRecord(records.value());
+      if (!r.ok()) {
+        return fail(Problem::kAltered, s, "record " + num(s) + " does not decode: " +
+                                              r.status().message());
+      }
+      if (r->seq != s) {
+        return fail(Problem::kReordered, s,
+                    "the record at " + num(s) + " was written as record " + num(r->seq));
+      }
+      h = ChainHash(prev, records.value());
+      ++rep.records;
+      records.Next();
+    } else if (has_gap) {
+      h = GapHash(prev, s);
+      ++rep.gaps;
+      gaps.Next();
+    } else {
+      return fail(Problem::kRemoved, s,
+                  "record " + num(s) + " was removed (its chain hash is still there)");
+    }
+    if (hashes.value() != h) {
+      return fail(Problem::kAltered, s,
+                  "record " + num(s) + " does not match its chain hash (altered or replaced)");
+    }
+    hashes.Next();
+    while (checkpoints.valid() && checkpoints.seq() <= s) {
+      auto c = DecodeCheckpoint(checkpoints.seq(), checkpoints.value());
+      if (!c.ok() || checkpoints.seq() < s) {
+        return fail(Problem::kCheckpoint, checkpoints.seq(),
+                    "checkpoint " + num(checkpoints.seq()) + " is malformed");
+      }
+      if (c->mac != CheckpointMac(key, c->seq, c->time_ns, c->hash)) {
+        return fail(Problem::kCheckpoint, s,
+                    "checkpoint " + num(s) + " has a wrong MAC (forged, or not under this key)");
+      }
+      if (c->hash != h) {
+        return fail(Problem::kCheckpoint, s,
+                    "the chain up to " + num(s) +
+                        " differs from what its checkpoint signed (records before it were "
+                        "rewritten)");
+      }
+      rep.latest = *c;
+      ++rep.checkpoints;
+      checkpoints.Next();
+    }
+    prev = h;
+    rep.head_seq = s;
+    expected = s + 1;
+  }
+  for (const Status& st : {records.status(), gaps.status(), hashes.status(), checkpoints.status()}) {
+    if (!st.ok()) return fail(Problem::kAltered, expected, "reading the trail: " + st.message());
+  }
+  if (checkpoints.valid()) {
+    return fail(Problem::kTruncated, rep.head_seq + 1,
+                "checkpoint " + num(checkpoints.seq()) + " signs records after " +
+                    num(rep.head_seq) + " that are gone (the trail was cut)");
+  }
+  if (state->seq > rep.head_seq) {
+    return fail(Problem::kTruncated, rep.head_seq + 1,
+                "the chain was made up to " + num(state->seq) + " but ends at " +
+                    num(rep.head_seq) + " (the trail was cut)");
+  }
+  if (state->checkpoint_seq > rep.latest.seq) {
+    return fail(Problem::kTruncated, rep.latest.seq + 1,
+                "checkpoint " + num(state->checkpoint_seq) + " was made but is gone");
+  }
+  rep.head_hash = HexEncode(prev);
+  return rep;
+}
+
+}  // namespace strata::audit

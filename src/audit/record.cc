@@ -1,0 +1,128 @@
+#include "audit/record.h"
+
+#include "common/encoding.h"
+#include "common/log.h"
+#include "common/time_util.h"
+#include "meta/keys.h"
+
+namespace strata::audit {
+
+namespace {
+
+constexpr char kVersion = 1;
+
+std::string Prefixed(char kind) { return std::string{meta::kAuditPrefix, kind}; }
+
+std::string SeqKey(char kind, uint64_t seq) {
+  std::string k = Prefixed(kind);
+  PutFixed64BE(&k, seq);
+  return k;
+}
+
+std::string NamedPrefix(char kind, std::string_view name) {
+  std::string k = Prefixed(kind);
+  k.append(name).push_back('\0');
+  return k;
+}
+
+}  // namespace
+
+std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kChange: return "change";
+    case Kind::kRequest: return "request";
+    case Kind::kDenied: return "denied";
+    case Kind::kSystem: return "system";
+  }
+  return "unknown";
+}
+
+std::string EncodeRecord(const Record& r) {
+  std::string out(1, kVersion);
+  PutFixed64BE(&out, r.seq);
+  PutFixed64BE(&out, static_cast<uint64_t>(r.time_ns));
+  out.push_back(static_cast<char>(r.kind));
+  PutVarint64(&out, static_cast<uint64_t>(r.http_status));
+  PutVarint64(&out, r.bytes);
+  PutVarint64(&out, r.part);
+  for (const std::string* s : {&r.identity, &r.source, &r.request_id, &r.operation, &r.bucket,
+                               &r.key, &r.version, &r.result}) {
+    PutLengthPrefixed(&out, *s);
+  }
+  return out;
+}
+
+Result<Record> DecodeRecord(std::string_view in) {
+  Record r;
+  if (in.size() < 1 + 8 + 8 + 1 || in[0] != kVersion) {
+    return Corruption("audit record: bad header");
+  }
+  r.seq = DecodeFixed64BE(in.data() + 1);
+  r.time_ns = static_cast<int64_t>(DecodeFixed64BE(in.data() + 9));
+  const auto kind = static_cast<uint8_t>(in[17]);
+  if (kind < 1 || kind > 4) return Corruption("audit record: bad kind");
+  r.kind = static_cast<Kind>(kind);
+  in.remove_prefix(18);
+  uint64_t status = 0, part = 0;
+  if (!GetVarint64(&in, &status) || !GetVarint64(&in, &r.bytes) || !GetVarint64(&in, &part) ||
+      status > 999 || part > UINT32_MAX) {
+    return Corruption("audit record: bad numbers");
+  }
+  r.http_status = static_cast<int>(status);
+  r.part = static_cast<uint32_t>(part);
+  for (std::string* s : {&r.identity, &r.source, &r.request_id, &r.operation, &r.bucket, &r.key,
+                         &r.version, &r.result}) {
+    std::string_view v;
+    if (!GetLengthPrefixed(&in, &v)) return Corruption("audit record: truncated");
+    s->assign(v);
+  }
+  if (!in.empty()) return Corruption("audit record: trailing bytes");
+  return r;
+}
+
+std::string RecordJson(const Record& r) {
+  std::string out = "{\"seq\":" + std::to_string(r.seq) +
+                    ",\"time\":" + JsonString(FormatIso8601(r.time_ns)) +
+                    ",\"time_ns\":" + std::to_string(r.time_ns) +
+                    ",\"kind\":" + JsonString(KindName(r.kind)) +
+                    ",\"identity\":" + JsonString(r.identity) +
+                    ",\"source\":" + JsonString(r.source) +
+                    ",\"request_id\":" + JsonString(r.request_id) +
+                    ",\"operation\":" + JsonString(r.operation) +
+                    ",\"bucket\":" + JsonString(r.bucket) + ",\"key\":" + JsonString(r.key) +
+                    ",\"version\":" + JsonString(r.version) +
+                    ",\"result\":" + JsonString(r.result) +
+                    ",\"http_status\":" + std::to_string(r.http_status) +
+                    ",\"bytes\":" + std::to_string(r.bytes) + ",\"part\":" + std::to_string(r.part) +
+                    "}";
+  return out;
+}
+
+std::string RecordKey(uint64_t seq) { return SeqKey('r', seq); }
+std::string RecordPrefix() { return Prefixed('r'); }
+std::string HashKey(uint64_t seq) { return SeqKey('h', seq); }
+std::string GapKey(uint64_t seq) { return SeqKey('g', seq); }
+std::string CheckpointKey(uint64_t seq) { return SeqKey('c', seq); }
+std::string CheckpointPrefix() { return Prefixed('c'); }
+std::string SealStateKey() { return Prefixed('s'); }
+
+std::string BucketIndexPrefix(std::string_view bucket) { return NamedPrefix('b', bucket); }
+std::string BucketIndexKey(std::string_view bucket, uint64_t seq) {
+  std::string k = BucketIndexPrefix(bucket);
+  PutFixed64BE(&k, seq);
+  return k;
+}
+std::string IdentityIndexPrefix(std::string_view identity) { return NamedPrefix('u', identity); }
+std::string IdentityIndexKey(std::string_view identity, uint64_t seq) {
+  std::string k = IdentityIndexPrefix(identity);
+  PutFixed64BE(&k, seq);
+  return k;
+}
+
+bool SeqOfKey(std::string_view key, uint64_t* seq) {
+  if (key.size() < 2 + 8) return false;
+  *seq = DecodeFixed64BE(key.data() + key.size() - 8);
+  return true;
+}
+
+}  // namespace strata::audit
