@@ -22,7 +22,6 @@ constexpr uint64_t kSmallStride = 4099;
 constexpr int kConcurrencies[] = {1, 16, 64};
 constexpr int kListPageKeys = 1000;
 
-constexpr char kSmallBucket[] = "bench-small";
 constexpr char kLargeBucket[] = "bench-large";
 constexpr char kLargeKey[] = "large-single";
 constexpr char kMultipartKey[] = "large-multipart";
@@ -276,25 +275,30 @@ BodySink VerifyingSink(uint64_t offset, uint64_t* received) {
 
 // ---- 4 KiB ----------------------------------------------------------------------
 
+TimedResult TimedSmallPuts(const Target& target, int c, double duration_s,
+                           const std::string& prefix) {
+  // Fresh keys in every run: the figure is for creating objects.
+  return RunTimed(c, duration_s, [&](int worker) -> Operation {
+    auto client = std::shared_ptr<S3Client>(target.NewClient());
+    client->Connect();
+    std::string worker_prefix = prefix + "/w" + std::to_string(worker) + "/";
+    return [client, worker_prefix](uint64_t seq) {
+      S3Response resp =
+          client->Send({"PUT", ObjectPath(kSmallBucket, worker_prefix + std::to_string(seq))},
+                       SharedPattern().Slice(seq * kSmallStride, kSmallObjectBytes));
+      ExpectStatus(resp, 200, "PUT 4 KiB");
+    };
+  });
+}
+
 void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report) {
   EnsureBucket(target, kSmallBucket);
   for (int c : kConcurrencies) {
     Row& row = report.Add("put4k_c" + std::to_string(c), "PUT 4 KiB, c=" + std::to_string(c),
                           Unit::kOpsPerSecond, SmallComparison(c, 0.10));
     report.Measure(row, opt.runs, [&](int run) {
-      // Fresh keys in every run: the figure is for creating objects.
-      TimedResult r = RunTimed(c, opt.duration_s, [&](int worker) -> Operation {
-        auto client = std::shared_ptr<S3Client>(target.NewClient());
-        client->Connect();
-        std::string prefix = "put/c" + std::to_string(c) + "/r" + std::to_string(run) + "/w" +
-                             std::to_string(worker) + "/";
-        return [client, prefix](uint64_t seq) {
-          S3Response resp =
-              client->Send({"PUT", ObjectPath(kSmallBucket, prefix + std::to_string(seq))},
-                           SharedPattern().Slice(seq * kSmallStride, kSmallObjectBytes));
-          ExpectStatus(resp, 200, "PUT 4 KiB");
-        };
-      });
+      TimedResult r = TimedSmallPuts(target, c, opt.duration_s,
+                                     "put/c" + std::to_string(c) + "/r" + std::to_string(run));
       return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};
     });
   }

@@ -12,6 +12,7 @@
 
 #include "report.h"
 #include "s3_client.h"
+#include "workload.h"
 
 namespace strata::bench {
 
@@ -59,6 +60,14 @@ void PopulateKeys(const Target& target, const std::string& bucket, int count, in
 
 // 4 KiB PUT and GET at concurrency 1, 16, 64.
 void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report);
+inline constexpr char kSmallBucket[] = "bench-small";
+// c workers PUTting fresh 4 KiB objects under `prefix` into the small bucket
+// (which must exist) for duration_s.
+TimedResult TimedSmallPuts(const Target& target, int c, double duration_s,
+                           const std::string& prefix);
+// The audit trail's cost (audit_cases.cc): PUT 4 KiB on a server with the
+// trail on against one with --audit off, runs interleaved.
+void RunAuditOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
 void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
 // Large object: one stream, and `large_streams` multipart parts / ranges.
 void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);

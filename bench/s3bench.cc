@@ -55,7 +55,7 @@ namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "versions", "access", "sse", "ec",
-                                         "kv",        "kv_index"};
+                                         "kv",        "kv_index", "audit"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
                                         "list",  "versions", "access", "sse"};
 
@@ -143,7 +143,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, access, ec, kv, kv_index")
+                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, kv, kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -297,6 +297,19 @@ void RunEc(const Options& opt, Report& report) {
   RunS3Case("ec setup", report, [&] { RunErasureCoding(opt.s3, binary, report); });
 }
 
+// The audit group: its own two servers, trail on and off (audit_cases.cc).
+void RunAudit(const Options& opt, Report& report) {
+  if (!opt.cases.count("audit")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("audit", "audit group", Unit::kOpsPerSecond);
+    row.note = "n/a (starts its own servers; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("audit setup", report, [&] { RunAuditOverhead(opt.s3, binary, report); });
+}
+
 // The kv group: its own server with a KV listener, or --endpoint + --kv-endpoint.
 void RunKv(const Options& opt, Report& report) {
   if (!opt.cases.count("kv")) return;
@@ -375,12 +388,14 @@ int Main(int argc, char** argv) {
   if (NeedsServer(opt)) RunS3(opt, target, report);
   server.reset();  // stop the server before the ec group and printing
   RunEc(opt, report);
+  RunAudit(opt, report);
   RunKv(opt, report);
   if (opt.cases.count("kv_index")) {
     RunS3Case("kv_index", report,
               [&] { RunKvIndex(opt.s3, opt.smoke ? 100'000 : 10'000'000, report); });
   }
-  if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv")) {
+  if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv") ||
+      opt.cases.count("audit")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }
 

@@ -85,7 +85,9 @@ struct VerifyReport {
   bool ok() const { return problem == Problem::kNone; }
 };
 
-// Walks the whole trail and reports the first problem.
+// Walks the whole trail and reports the first problem. No sealer may run
+// meanwhile (AuditLog::Verify holds it off): the walk reads several key
+// ranges, each its own snapshot.
 VerifyReport Verify(meta::KvStore& kv, std::string_view key);
 
 }  // namespace strata::audit
