@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "audit/export.h"
+#include "common/encoding.h"
 #include "common/log.h"
 #include "common/time_util.h"
 #include "meta/keys.h"
@@ -107,6 +109,8 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(meta::KvStore* inner, LogOption
   log->next_ = last + 1;
   log->last_time_ = std::max(last_time, log->state_.checkpoint_time_ns);
   log->last_checkpoint_ns_ = UnixNowNs();
+  ASSIGN_OR_RETURN(log->exported_, LoadExportedSeq(*inner));
+  log->last_export_ns_ = log->last_checkpoint_ns_;
   return log;
 }
 
@@ -185,9 +189,52 @@ Status AuditLog::Flush(bool checkpoint) {
       return s;
     }
     state_ = std::move(next);
-    if (due) last_checkpoint_ns_ = now;
+    if (due) {
+      last_checkpoint_ns_ = now;
+      MaybeExport(checkpoint);
+    }
     if (chained < 4096) return Status::OK();
   }
+}
+
+void AuditLog::SetExporter(Exporter exporter, uint64_t min_records, int64_t interval_ns) {
+  std::lock_guard seal_lock(seal_mu_);
+  exporter_ = std::move(exporter);
+  export_min_records_ = min_records;
+  export_interval_ns_ = interval_ns;
+}
+
+uint64_t AuditLog::exported_seq() {
+  std::lock_guard seal_lock(seal_mu_);
+  return exported_;
+}
+
+void AuditLog::MaybeExport(bool force) {
+  const uint64_t last = state_.checkpoint_seq;
+  if (!exporter_ || last <= exported_) return;
+  const int64_t now = UnixNowNs();
+  if (!force && last - exported_ < export_min_records_ &&
+      now - last_export_ns_ < export_interval_ns_) {
+    return;
+  }
+  auto doc = RenderSegment(*inner_, exported_ + 1, last);
+  Status st = doc.ok() ? exporter_(exported_ + 1, last, *doc) : doc.status();
+  if (st.ok()) {
+    meta::WriteBatch b;
+    std::string v;
+    PutFixed64BE(&v, last);
+    b.Put(ExportedSeqKey(), v);
+    st = inner_->Write(b, /*sync=*/true);
+  }
+  if (!st.ok()) {  // tried again at the next checkpoint
+    ++failures_;
+    STRATA_LOG("audit: exporting records %llu..%llu failed: %s",
+               static_cast<unsigned long long>(exported_ + 1),
+               static_cast<unsigned long long>(last), st.ToString().c_str());
+    return;
+  }
+  exported_ = last;
+  last_export_ns_ = now;
 }
 
 VerifyReport AuditLog::Verify() {

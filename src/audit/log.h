@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,15 @@ class AuditLog {
   // `checkpoint`, signs the head now (else only when one is due).
   Status Flush(bool checkpoint = false);
 
+  // Sealed stretches leave as documents (audit/export.h): after a checkpoint
+  // at least `min_records` past the last export, `interval_ns` after it, or
+  // any Flush(checkpoint=true), `exporter(first, last, document)` is called
+  // under the sealer; when it succeeds the stretch counts as exported. Null:
+  // no exports.
+  using Exporter = std::function<Status(uint64_t first, uint64_t last, const std::string& doc)>;
+  void SetExporter(Exporter exporter, uint64_t min_records, int64_t interval_ns);
+  uint64_t exported_seq();
+
   VerifyReport Verify();
   const std::string& key() const { return options_.key; }
   meta::KvStore& inner() { return *inner_; }
@@ -88,6 +98,12 @@ class AuditLog {
   std::mutex seal_mu_;  // state_: one sealer at a time
   SealState state_;
   int64_t last_checkpoint_ns_ = 0;
+  Exporter exporter_;
+  uint64_t export_min_records_ = 0;
+  int64_t export_interval_ns_ = 0;
+  uint64_t exported_ = 0;
+  int64_t last_export_ns_ = 0;
+  void MaybeExport(bool force);
 
   std::atomic<uint64_t> records_{0}, dropped_{0}, failures_{0};
   std::mutex run_mu_;

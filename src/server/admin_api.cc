@@ -35,7 +35,10 @@ std::pair<int, std::string> ServerAdminApi::Handle(
     if (auto r = HandleKmsAction(*kms_, method, action, query)) return *r;
   }
   if (audit_) {
-    if (auto r = HandleAuditAction(*audit_, method, action, query)) return *r;
+    if (auto r = HandleAuditAction(*audit_, audit_export_ ? &*audit_export_ : nullptr, method,
+                                   action, query)) {
+      return *r;
+    }
   } else if (action.starts_with("audit-")) {
     return AdminError(409, "the audit trail is off (--audit off)");
   }

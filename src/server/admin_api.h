@@ -35,6 +35,12 @@ struct TierDescription {
   std::vector<std::string> drives;
 };
 
+// Where the audit trail's sealed segments go (docs/audit.md).
+struct AuditExport {
+  object::ObjectEngine* engine = nullptr;
+  std::string bucket;
+};
+
 class ServerAdminApi : public s3::AdminApi {
  public:
   // store/healer are null for a single-directory (plain) data store.
@@ -50,7 +56,10 @@ class ServerAdminApi : public s3::AdminApi {
     classes_ = std::move(classes);
   }
 
-  void SetAudit(audit::AuditLog* audit) { audit_ = audit; }
+  void SetAudit(audit::AuditLog* audit, std::optional<AuditExport> exports) {
+    audit_ = audit;
+    audit_export_ = std::move(exports);
+  }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -71,6 +80,7 @@ class ServerAdminApi : public s3::AdminApi {
   auth::IdentityStore* identities_;
   kms::KeyService* kms_;
   audit::AuditLog* audit_ = nullptr;
+  std::optional<AuditExport> audit_export_;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -96,9 +106,17 @@ std::optional<std::pair<int, std::string>> HandleKmsAction(
 std::variant<std::unique_ptr<audit::AuditLog>, std::string> OpenAuditLog(
     meta::KvStore* kv, const std::string& key, int checkpoint_records, int checkpoint_seconds);
 
-// The audit trail's actions; nullopt when `action` is not one of them.
+// Makes the audit bucket if needed (Object Lock, versioning, COMPLIANCE
+// default retention of `retention_days`, owned by `owner`) and hands the log
+// its exporter. PreconditionFailed if the bucket exists without Object Lock.
+Status StartAuditExport(audit::AuditLog& log, const AuditExport& exports,
+                        const std::string& owner, uint32_t retention_days,
+                        uint64_t min_records, int64_t interval_ns);
+
+// The audit trail's actions (exports: null when there are none); nullopt
+// when `action` is not one of them.
 std::optional<std::pair<int, std::string>> HandleAuditAction(
-    audit::AuditLog& log, const std::string& method, const std::string& action,
-    const std::vector<std::pair<std::string, std::string>>& query);
+    audit::AuditLog& log, const AuditExport* exports, const std::string& method,
+    const std::string& action, const std::vector<std::pair<std::string, std::string>>& query);
 
 }  // namespace strata::server

@@ -124,6 +124,10 @@ void AddServerOptions(CLI::App& app, Config& c) {
                  "file with the key (64 hex digits) signing the audit trail's checkpoints "
                  "(default: DATA/audit.key, made on first start; keep a copy off the box)")
       ->type_name("FILE");
+  app.add_option("--audit-bucket", c.audit_bucket,
+                 "export sealed audit segments as objects into this bucket, made with Object Lock "
+                 "and COMPLIANCE retention (config: audit_retention_days; default: no export)")
+      ->type_name("BUCKET");
   app.add_flag("--access-log", c.access_log,
                "log one JSON line per S3 request (request id, identity, operation, bucket, key, "
                "status, bytes, duration)");

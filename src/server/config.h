@@ -133,6 +133,14 @@ struct Config {
   std::string audit_key_file;
   int audit_checkpoint_records = 1000;
   int audit_checkpoint_seconds = 10;
+  // Sealed segments exported as objects into audit_bucket ("" : none, the
+  // default: COMPLIANCE retention cannot be undone, so the operator opts in),
+  // made with Object Lock and COMPLIANCE retention of audit_retention_days,
+  // after audit_export_records records or audit_export_seconds.
+  std::string audit_bucket;
+  int audit_retention_days = 365;
+  int audit_export_records = 10000;
+  int audit_export_seconds = 3600;
 };
 
 // Checks the pools of a tiered layout: names unique and non-empty, known

@@ -238,6 +238,14 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Int(v, key, 1, 1'000'000, &c->audit_checkpoint_records);
     } else if (key == "audit_checkpoint_seconds") {
       r.Int(v, key, 1, 86400, &c->audit_checkpoint_seconds);
+    } else if (key == "audit_bucket") {
+      r.String(v, key, &c->audit_bucket);
+    } else if (key == "audit_retention_days") {
+      r.Int(v, key, 1, 36500, &c->audit_retention_days);
+    } else if (key == "audit_export_records") {
+      r.Int(v, key, 1, 100'000'000, &c->audit_export_records);
+    } else if (key == "audit_export_seconds") {
+      r.Int(v, key, 1, 7 * 86400, &c->audit_export_seconds);
     } else if (key == "log_format") {
       std::string f;
       if (r.String(v, key, &f)) {
@@ -283,7 +291,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, access_log, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
-             "audit_checkpoint_seconds, [[pool]], [storage_classes])");
+             "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "
+             "audit_export_records, audit_export_seconds, [[pool]], [storage_classes])");
     }
     if (r.error) return r.error;
   }

@@ -105,6 +105,14 @@ TEST_F(ConfigFileTest, AuditTrailSettings) {
   EXPECT_EQ(c.audit_key_file, "/keys/audit");
   EXPECT_EQ(c.audit_checkpoint_records, 50);
   EXPECT_EQ(c.audit_checkpoint_seconds, 3);
+  EXPECT_EQ(on.audit_bucket, "");  // exports are opted into
+  Config e = Ok("audit_bucket = \"trail\"\naudit_retention_days = 7\naudit_export_records = 5\n"
+                "audit_export_seconds = 2\n",
+                {});
+  EXPECT_EQ(e.audit_bucket, "trail");
+  EXPECT_EQ(e.audit_retention_days, 7);
+  EXPECT_EQ(e.audit_export_records, 5);
+  EXPECT_EQ(e.audit_export_seconds, 2);
   Config flag = Ok("audit = false\n", {"--audit", "on", "--audit-key-file", "/k"});
   EXPECT_TRUE(flag.audit);  // the flag wins
   EXPECT_EQ(flag.audit_key_file, "/k");

@@ -430,7 +430,28 @@ int RunServer(const Config& cfg) {
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
   admin.SetTiers(DescribeTiers(cfg, st), st.classes.Mapping());
-  admin.SetAudit(audit_log.get());
+  // Sealed audit segments go into an Object-Lock bucket; the exporter holds
+  // the engine, so it is taken back before the engine goes (ExportGuard).
+  std::optional<AuditExport> audit_export;
+  if (audit_log && !cfg.audit_bucket.empty()) {
+    audit_export = AuditExport{engine->get(), cfg.audit_bucket};
+    Status started = StartAuditExport(
+        *audit_log, *audit_export, (*identities)->root().canonical_id,
+        static_cast<uint32_t>(cfg.audit_retention_days),
+        static_cast<uint64_t>(cfg.audit_export_records),
+        static_cast<int64_t>(cfg.audit_export_seconds) * 1'000'000'000);
+    if (!started.ok()) {
+      std::fprintf(stderr, "strata: audit export: %s\n", started.message().c_str());
+      return 1;
+    }
+  }
+  struct ExportGuard {
+    audit::AuditLog* log;
+    ~ExportGuard() {
+      if (log) log->SetExporter(nullptr, 0, 0);
+    }
+  } export_guard{audit_export ? audit_log.get() : nullptr};
+  admin.SetAudit(audit_log.get(), audit_export);
 
   // Prometheus metrics (server/metrics_endpoint.h), only with --metrics-listen.
   std::unique_ptr<metrics::Registry> registry;

@@ -270,6 +270,57 @@ class AuditCrashTest(unittest.TestCase):
             server.cleanup()
 
 
+class AuditExportTest(unittest.TestCase):
+    """--audit-bucket: sealed segments become objects in an Object-Lock bucket that any S3
+    client reads, COMPLIANCE-retained, checked by verify; replacing one is caught."""
+
+    def test_segments_are_locked_objects_that_verify_and_a_replaced_one_is_named(self):
+        server = Server(extra_args=["--kv-listen", "off", "--audit-bucket", "trail"]).start()
+        try:
+            s3 = server.boto3_client()
+            b = unique_name("exp")
+            s3.create_bucket(Bucket=b)
+            rids = [request_id(s3.put_object(Bucket=b, Key=f"k{i}", Body=b"x")) for i in range(3)]
+            status, doc = harness.admin(server, "POST", "audit-checkpoint")
+            self.assertEqual(status, 200, doc)
+            keys = [o["Key"] for o in s3.list_objects_v2(Bucket="trail").get("Contents", [])]
+            self.assertEqual(len(keys), 1, keys)
+            lines = s3.get_object(Bucket="trail", Key=keys[0])["Body"].read().decode().splitlines()
+            parsed = [json.loads(line) for line in lines]
+            self.assertEqual(parsed[0]["segment"], 1)
+            self.assertEqual(parsed[0]["first"], 1)
+            self.assertIn("checkpoint", parsed[-1])
+            exported = {p["record"]["request_id"] for p in parsed[1:-1] if "record" in p}
+            for rid in rids:
+                self.assertIn(rid, exported)
+            ret = s3.get_object_retention(Bucket="trail", Key=keys[0])["Retention"]
+            self.assertEqual(ret["Mode"], "COMPLIANCE")
+            version = s3.head_object(Bucket="trail", Key=keys[0])["VersionId"]
+            with self.assertRaises(botocore.exceptions.ClientError) as e:
+                s3.delete_object(Bucket="trail", Key=keys[0], VersionId=version)
+            self.assertEqual(e.exception.response["Error"]["Code"], "AccessDenied")
+            # More records, a restart (the stop exports the rest): contiguous segments.
+            s3.put_object(Bucket=b, Key="more", Body=b"y")
+            server.stop()
+            server.start()
+            status, doc = harness.admin(server, "GET", "audit-verify")
+            self.assertTrue(doc["ok"], doc)
+            self.assertEqual(doc["segments"], 2)
+            self.assertEqual(doc["export_bucket"], "trail")
+            # A forged newer version of a sealed segment.
+            forged = "\n".join(lines[:1] + lines[2:]) + "\n"
+            s3.put_object(Bucket="trail", Key=keys[0], Body=forged.encode())
+            status, doc = harness.admin(server, "GET", "audit-verify")
+            self.assertFalse(doc["ok"], doc)
+            self.assertIn(keys[0], doc["detail"])
+            out = cli(server, "verify")
+            self.assertEqual(out.returncode, 1, out.stdout)
+            self.assertIn("DAMAGED", out.stdout)
+        finally:
+            server.stop()
+            server.cleanup()
+
+
 class AuditOffTest(unittest.TestCase):
     def test_audit_off_answers_the_admin_actions_with_a_clear_error(self):
         server = Server(extra_args=["--kv-listen", "off", "--audit", "off"]).start()

@@ -1,0 +1,157 @@
+#include "audit/export.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "audit/chain.h"
+#include "audit/record.h"
+#include "common/encoding.h"
+#include "meta/keys.h"
+
+namespace strata::audit {
+
+namespace {
+
+Result<std::string> Must(meta::KvStore& kv, const std::string& key, const char* what,
+                         uint64_t seq) {
+  ASSIGN_OR_RETURN(auto v, kv.Get(key));
+  if (!v) return NotFound(std::string(what) + " of seq " + std::to_string(seq) + " is missing");
+  return std::move(*v);
+}
+
+}  // namespace
+
+std::string ExportedSeqKey() { return std::string{meta::kAuditPrefix, 'x'}; }
+
+Result<uint64_t> LoadExportedSeq(meta::KvStore& kv) {
+  ASSIGN_OR_RETURN(auto v, kv.Get(ExportedSeqKey()));
+  if (!v) return uint64_t{0};
+  if (v->size() != 8) return Corruption("audit export state: bad size");
+  return DecodeFixed64BE(v->data());
+}
+
+std::string SegmentObjectName(uint64_t first, uint64_t last) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "segments/%020llu-%020llu.jsonl",
+                static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));
+  return buf;
+}
+
+Result<std::string> RenderSegment(meta::KvStore& kv, uint64_t first, uint64_t last) {
+  if (first == 0 || last < first) return InvalidArgument("empty segment");
+  std::string prev = GenesisHash();
+  if (first > 1) {
+    ASSIGN_OR_RETURN(prev, Must(kv, HashKey(first - 1), "the chain hash", first - 1));
+  }
+  ASSIGN_OR_RETURN(std::string cp_raw, Must(kv, CheckpointKey(last), "the checkpoint", last));
+  ASSIGN_OR_RETURN(Checkpoint cp, DecodeCheckpoint(last, cp_raw));
+  std::string out = nlohmann::json{{"segment", 1}, {"first", first}, {"last", last},
+                                   {"prev_hash", HexEncode(prev)}}
+                        .dump() +
+                    "\n";
+  for (uint64_t s = first; s <= last; ++s) {
+    ASSIGN_OR_RETURN(std::string hash, Must(kv, HashKey(s), "the chain hash", s));
+    ASSIGN_OR_RETURN(auto raw, kv.Get(RecordKey(s)));
+    if (raw) {
+      out += "{\"seq\":" + std::to_string(s) + ",\"hash\":\"" + HexEncode(hash) +
+             "\",\"raw\":\"" + Base64Encode(*raw) + "\",\"record\":";
+      auto r = DecodeRecord(*raw);
+      out += r.ok() ? RecordJson(*r) : "null";
+      out += "}\n";
+    } else {
+      out += "{\"seq\":" + std::to_string(s) + ",\"hash\":\"" + HexEncode(hash) +
+             "\",\"gap\":true}\n";
+    }
+  }
+  out += nlohmann::json{{"checkpoint",
+                         {{"seq", cp.seq}, {"time_ns", cp.time_ns}, {"hash", HexEncode(cp.hash)},
+                          {"mac", HexEncode(cp.mac)}}}}
+             .dump() +
+         "\n";
+  return out;
+}
+
+SegmentCheck CheckSegment(meta::KvStore& kv, std::string_view key, std::string_view doc) {
+  SegmentCheck c;
+  auto fail = [&](std::string why) {
+    c.problem = std::move(why);
+    return c;
+  };
+  std::string prev;
+  uint64_t expected = 0;
+  bool header = false, closed = false;
+  size_t at = 0;
+  while (at < doc.size()) {
+    size_t nl = doc.find('\n', at);
+    if (nl == std::string_view::npos) return fail("the segment does not end with a newline");
+    std::string_view line = doc.substr(at, nl - at);
+    at = nl + 1;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return fail("a line is not a JSON object");
+    if (closed) return fail("lines after the checkpoint");
+    try {
+      if (!header) {
+        if (j.value("segment", 0) != 1) return fail("not a segment (no header line)");
+        c.first = j.at("first").get<uint64_t>();
+        c.last = j.at("last").get<uint64_t>();
+        auto p = HexDecode(j.at("prev_hash").get<std::string>());
+        if (!p || p->size() != kHashBytes || c.first == 0 || c.last < c.first) {
+          return fail("a bad header");
+        }
+        prev = *p;
+        expected = c.first;
+        header = true;
+        // Where the store still holds the hash before the segment, they agree.
+        if (c.first > 1) {
+          auto stored = kv.Get(HashKey(c.first - 1));
+          if (stored.ok() && *stored && **stored != prev) {
+            return fail("its start does not continue the trail's chain");
+          }
+        }
+        continue;
+      }
+      if (j.contains("checkpoint")) {
+        const auto& cp = j["checkpoint"];
+        const uint64_t seq = cp.at("seq").get<uint64_t>();
+        auto hash = HexDecode(cp.at("hash").get<std::string>());
+        auto mac = HexDecode(cp.at("mac").get<std::string>());
+        if (seq != c.last || expected != c.last + 1) return fail("the records do not reach its end");
+        if (!hash || *hash != prev) return fail("the checkpoint does not sign these records");
+        if (!mac || *mac != CheckpointMac(key, seq, cp.at("time_ns").get<int64_t>(), *hash)) {
+          return fail("the checkpoint's MAC is wrong");
+        }
+        closed = true;
+        continue;
+      }
+      const uint64_t seq = j.at("seq").get<uint64_t>();
+      if (seq != expected) return fail("seq " + std::to_string(expected) + " is missing or moved");
+      std::string h;
+      if (j.value("gap", false)) {
+        h = GapHash(prev, seq);
+      } else {
+        auto raw = Base64Decode(j.at("raw").get<std::string>());
+        if (!raw) return fail("record " + std::to_string(seq) + " has bad base64");
+        h = ChainHash(prev, *raw);
+        auto stored = kv.Get(RecordKey(seq));
+        if (stored.ok() && *stored && **stored != *raw) {
+          return fail("record " + std::to_string(seq) + " differs from the trail's");
+        }
+      }
+      auto want = HexDecode(j.at("hash").get<std::string>());
+      if (!want || *want != h) return fail("record " + std::to_string(seq) + " breaks the chain");
+      auto stored = kv.Get(HashKey(seq));
+      if (stored.ok() && *stored && **stored != h) {
+        return fail("record " + std::to_string(seq) + " differs from the trail's chain");
+      }
+      prev = h;
+      ++expected;
+    } catch (const nlohmann::json::exception&) {
+      return fail("a line lacks a field or has a wrong type");
+    }
+  }
+  if (!header) return fail("empty");
+  if (!closed) return fail("no checkpoint at the end (cut short)");
+  return c;
+}
+
+}  // namespace strata::audit
