@@ -310,6 +310,19 @@ kvcache::NamespaceRights KvNamespaceRights(auth::IdentityStore* ids, s3::BucketC
   return rights;
 }
 
+// The healer's repairs as system records of the audit trail (none when it
+// is off): key = the data file, bucket empty, operation HealRepair, result
+// OK or Unrecoverable.
+std::function<void(const std::string&, int, bool)> AuditRepairs(audit::AuditLog* log,
+                                                                 std::string pool) {
+  if (!log) return nullptr;
+  return [log, pool = std::move(pool)](const std::string& id, int, bool unrecoverable) {
+    audit::Actor a = audit::SystemActor("healer", "HealRepair", "", id);
+    a.source = pool;  // the pool whose drives were repaired ("" : --drives)
+    log->RecordRequest(a, audit::Kind::kSystem, unrecoverable ? "Unrecoverable" : "OK", 0);
+  };
+}
+
 int RunServer(const Config& cfg) {
   // Block the stop signals before the first thread starts (RocksDB's, the healer's, the
   // listeners'): every thread inherits the mask, so a SIGTERM is never delivered to a thread
@@ -406,6 +419,7 @@ int RunServer(const Config& cfg) {
   if (st.erasure) {
     storage::HealerOptions ho;
     ho.scrub_interval_s = cfg.scrub_interval_s;
+    ho.on_repair = AuditRepairs(audit_log.get(), "");
     healer = std::make_unique<storage::Healer>(st.erasure.get(), ho);
     st.erasure->SetHealCallback([h = healer.get()](const std::string& id) { h->Enqueue(id); });
     healer->Start();
@@ -422,6 +436,7 @@ int RunServer(const Config& cfg) {
     if (!erasure) continue;
     storage::HealerOptions ho;
     ho.scrub_interval_s = cfg.scrub_interval_s;
+    ho.on_repair = AuditRepairs(audit_log.get(), st.pools[i].name);
     pool_healers.push_back(std::make_unique<storage::Healer>(erasure, ho));
     erasure->SetHealCallback([h = pool_healers.back().get()](const std::string& id) { h->Enqueue(id); });
     pool_healers.back()->Start();

@@ -39,6 +39,9 @@ HealerStats Healer::stats() {
 
 void Healer::HealOne(const std::string& id, bool from_queue) {
   auto result = store_->Heal(id);
+  if (result.ok() && options_.on_repair && (result->shards_rebuilt > 0 || result->unrecoverable)) {
+    options_.on_repair(id, result->shards_rebuilt, result->unrecoverable);
+  }
   std::lock_guard lock(mu_);
   if (from_queue) ++stats_.healed_from_queue;
   else ++stats_.scrubbed;

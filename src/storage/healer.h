@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -20,6 +21,9 @@ namespace strata::storage {
 struct HealerOptions {
   int scrub_interval_s = 24 * 3600;  // start a full scrub pass this often (0: never)
   int scrub_ids_per_second = 50;     // bound on scrub work, so foreground I/O keeps priority
+  // Told of every data file whose shards were rebuilt, or found unrecoverable
+  // (the audit trail records these), on the healer's thread.
+  std::function<void(const std::string& id, int shards_rebuilt, bool unrecoverable)> on_repair;
 };
 
 struct HealerStats {

@@ -439,6 +439,34 @@ def main():
     write("archive_record", "tombstone", archive_rec(b"T", alp(b"0a" * 16) + struct.pack("<Q", 7)))
     write("archive_record", "abort", archive_rec(b"A", b""))
 
+    # audit_trail: control 0 a stored record, 1 an exported segment (audit/export.h).
+    def audit_record(seq, kind=1, status=0, strings=("AKID", "127.0.0.1:1", "REQ", "PutObject",
+                                                     "b", "k", "fffffffffffffffe", "OK")):
+        return (bytes([1]) + struct.pack(">QQ", seq, 1764676800123000000 + seq) + bytes([kind]) +
+                varint(status) + varint(4096) + varint(0) + b"".join(lp(x) for x in strings))
+    write("audit_trail", "record", bytes([0]) + audit_record(1))
+    write("audit_trail", "denied", bytes([0]) + audit_record(2, 3, 403, ("", "10.0.0.1:5", "R2",
+                                                                        "GetObject", "b", "k", "",
+                                                                        "AccessDenied")))
+    key = b"0123456789abcdef0123456789abcdef"
+    prev = bytes(32)
+    lines = [json.dumps({"segment": 1, "first": 1, "last": 3, "prev_hash": prev.hex()})]
+    for seq in (1, 2, 3):
+        if seq == 2:
+            prev = hashlib.sha256(prev + b"gap" + struct.pack(">Q", seq)).digest()
+            lines.append(json.dumps({"seq": seq, "hash": prev.hex(), "gap": True}))
+            continue
+        raw = audit_record(seq)
+        prev = hashlib.sha256(prev + raw).digest()
+        lines.append(json.dumps({"seq": seq, "hash": prev.hex(),
+                                 "raw": base64.b64encode(raw).decode(), "record": None}))
+    t = 1764676801000000000
+    mac = hmac.new(key, b"strata-audit-checkpoint-v1" + struct.pack(">QQ", 3, t) + prev,
+                   hashlib.sha256).digest()
+    lines.append(json.dumps({"checkpoint": {"seq": 3, "time_ns": t, "hash": prev.hex(),
+                                            "mac": mac.hex()}}))
+    write("audit_trail", "segment", bytes([1]) + ("\n".join(lines) + "\n").encode())
+
     # encoding: control % 6 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
     write("encoding", "base64", ctl([1]) + b"aGVsbG8gd29ybGQ=")

@@ -48,6 +48,7 @@ import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 
+import harness  # noqa: E402
 from harness import (ACCESS_KEY, REGION, SECRET_KEY, Server, free_port,  # noqa: E402
                      no_empty_expect, parse_error, signed_request)
 
@@ -473,6 +474,14 @@ class DurabilityTest(unittest.TestCase):
         self.assertGreater(rebuilt, 0, r.stdout)
         after = self.wait_heal_idle()
         background = after["shards_rebuilt"] - before["shards_rebuilt"]
+        # The background healer's repairs are system records of the audit trail.
+        st, doc = harness.admin(self.server, "GET", "audit-query", identity="strata:healer")
+        self.assertEqual(st, 200, doc)
+        repairs = doc["records"]
+        self.assertEqual(bool(repairs), background > 0, repairs[:3])
+        for rec in repairs:
+            self.assertEqual((rec["kind"], rec["operation"], rec["result"]),
+                             ("system", "HealRepair", "OK"), rec)
         # Every rotten shard rebuilt exactly once, by the GETs' background
         # heals or by `strata admin heal`, and nothing else.
         self.assertEqual(rebuilt + background, len(chosen),
