@@ -19,6 +19,27 @@ Result<std::string> Must(meta::KvStore& kv, const std::string& key, const char* 
   return std::move(*v);
 }
 
+// Whole numbers only: nlohmann converts a float (1e64) to an integer type
+// with a plain cast, undefined out of range; so the type is checked first.
+bool Unsigned(const nlohmann::json& j, const char* k, uint64_t* out) {
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_number_unsigned()) return false;
+  *out = it->get<uint64_t>();
+  return true;
+}
+bool Signed(const nlohmann::json& j, const char* k, int64_t* out) {
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_number_integer()) return false;
+  *out = it->get<int64_t>();
+  return true;
+}
+bool Text(const nlohmann::json& j, const char* k, std::string* out) {
+  auto it = j.find(k);
+  if (it == j.end() || !it->is_string()) return false;
+  *out = it->get<std::string>();
+  return true;
+}
+
 }  // namespace
 
 std::string ExportedSeqKey() { return std::string{meta::kAuditPrefix, 'x'}; }
@@ -89,65 +110,80 @@ SegmentCheck CheckSegment(meta::KvStore& kv, std::string_view key, std::string_v
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return fail("a line is not a JSON object");
     if (closed) return fail("lines after the checkpoint");
-    try {
-      if (!header) {
-        if (j.value("segment", 0) != 1) return fail("not a segment (no header line)");
-        c.first = j.at("first").get<uint64_t>();
-        c.last = j.at("last").get<uint64_t>();
-        auto p = HexDecode(j.at("prev_hash").get<std::string>());
-        if (!p || p->size() != kHashBytes || c.first == 0 || c.last < c.first) {
-          return fail("a bad header");
-        }
-        prev = *p;
-        expected = c.first;
-        header = true;
-        // Where the store still holds the hash before the segment, they agree.
-        if (c.first > 1) {
-          auto stored = kv.Get(HashKey(c.first - 1));
-          if (stored.ok() && *stored && **stored != prev) {
-            return fail("its start does not continue the trail's chain");
-          }
-        }
-        continue;
+    if (!header) {
+      uint64_t version = 0;
+      std::string prev_hex;
+      if (!Unsigned(j, "segment", &version) || version != 1) {
+        return fail("not a segment (no header line)");
       }
-      if (j.contains("checkpoint")) {
-        const auto& cp = j["checkpoint"];
-        const uint64_t seq = cp.at("seq").get<uint64_t>();
-        auto hash = HexDecode(cp.at("hash").get<std::string>());
-        auto mac = HexDecode(cp.at("mac").get<std::string>());
-        if (seq != c.last || expected != c.last + 1) return fail("the records do not reach its end");
-        if (!hash || *hash != prev) return fail("the checkpoint does not sign these records");
-        if (!mac || *mac != CheckpointMac(key, seq, cp.at("time_ns").get<int64_t>(), *hash)) {
-          return fail("the checkpoint's MAC is wrong");
-        }
-        closed = true;
-        continue;
+      if (!Unsigned(j, "first", &c.first) || !Unsigned(j, "last", &c.last) ||
+          !Text(j, "prev_hash", &prev_hex)) {
+        return fail("a bad header");
       }
-      const uint64_t seq = j.at("seq").get<uint64_t>();
-      if (seq != expected) return fail("seq " + std::to_string(expected) + " is missing or moved");
-      std::string h;
-      if (j.value("gap", false)) {
-        h = GapHash(prev, seq);
-      } else {
-        auto raw = Base64Decode(j.at("raw").get<std::string>());
-        if (!raw) return fail("record " + std::to_string(seq) + " has bad base64");
-        h = ChainHash(prev, *raw);
-        auto stored = kv.Get(RecordKey(seq));
-        if (stored.ok() && *stored && **stored != *raw) {
-          return fail("record " + std::to_string(seq) + " differs from the trail's");
+      auto p = HexDecode(prev_hex);
+      if (!p || p->size() != kHashBytes || c.first == 0 || c.last < c.first) {
+        return fail("a bad header");
+      }
+      prev = *p;
+      expected = c.first;
+      header = true;
+      // Where the store still holds the hash before the segment, they agree.
+      if (c.first > 1) {
+        auto stored = kv.Get(HashKey(c.first - 1));
+        if (stored.ok() && *stored && **stored != prev) {
+          return fail("its start does not continue the trail's chain");
         }
       }
-      auto want = HexDecode(j.at("hash").get<std::string>());
-      if (!want || *want != h) return fail("record " + std::to_string(seq) + " breaks the chain");
-      auto stored = kv.Get(HashKey(seq));
-      if (stored.ok() && *stored && **stored != h) {
-        return fail("record " + std::to_string(seq) + " differs from the trail's chain");
-      }
-      prev = h;
-      ++expected;
-    } catch (const nlohmann::json::exception&) {
-      return fail("a line lacks a field or has a wrong type");
+      continue;
     }
+    if (auto cp = j.find("checkpoint"); cp != j.end()) {
+      uint64_t seq = 0;
+      int64_t time_ns = 0;
+      std::string hash_hex, mac_hex;
+      if (!cp->is_object() || !Unsigned(*cp, "seq", &seq) || !Signed(*cp, "time_ns", &time_ns) ||
+          !Text(*cp, "hash", &hash_hex) || !Text(*cp, "mac", &mac_hex)) {
+        return fail("a malformed checkpoint line");
+      }
+      auto hash = HexDecode(hash_hex);
+      auto mac = HexDecode(mac_hex);
+      if (seq != c.last || expected != c.last + 1) return fail("the records do not reach its end");
+      if (!hash || *hash != prev) return fail("the checkpoint does not sign these records");
+      if (!mac || *mac != CheckpointMac(key, seq, time_ns, *hash)) {
+        return fail("the checkpoint's MAC is wrong");
+      }
+      closed = true;
+      continue;
+    }
+    uint64_t seq = 0;
+    std::string hash_hex;
+    if (!Unsigned(j, "seq", &seq) || !Text(j, "hash", &hash_hex)) {
+      return fail("a line lacks seq or hash");
+    }
+    if (seq != expected) return fail("seq " + std::to_string(expected) + " is missing or moved");
+    std::string h;
+    auto gap = j.find("gap");
+    if (gap != j.end() && gap->is_boolean() && gap->get<bool>()) {
+      h = GapHash(prev, seq);
+    } else {
+      std::string raw_b64;
+      if (!Text(j, "raw", &raw_b64)) return fail("record " + std::to_string(seq) + " has no raw");
+      auto raw = Base64Decode(raw_b64);
+      if (!raw) return fail("record " + std::to_string(seq) + " has bad base64");
+      h = ChainHash(prev, *raw);
+      auto stored = kv.Get(RecordKey(seq));
+      if (stored.ok() && *stored && **stored != *raw) {
+        return fail("record " + std::to_string(seq) + " differs from the trail's");
+      }
+    }
+    auto want = HexDecode(hash_hex);
+    if (!want || *want != h) return fail("record " + std::to_string(seq) + " breaks the chain");
+    auto stored = kv.Get(HashKey(seq));
+    if (stored.ok() && *stored && **stored != h) {
+      return fail("record " + std::to_string(seq) + " differs from the trail's chain");
+    }
+    prev = h;
+    if (expected == UINT64_MAX) return fail("seq overflows");
+    ++expected;
   }
   if (!header) return fail("empty");
   if (!closed) return fail("no checkpoint at the end (cut short)");

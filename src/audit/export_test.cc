@@ -123,6 +123,13 @@ TEST_F(AuditExportTest, ADamagedOrReplacedSegmentIsNamed) {
   EXPECT_NE(CheckSegment(*kv_, kKey, doc).problem.find("differs from the trail"),
             std::string::npos);
   EXPECT_FALSE(CheckSegment(*kv_, kKey, "not json\n").ok());
+  // Numbers that are not whole (or out of range) are refused, never cast
+  // (the fuzzer found 1e64 cast to uint64_t: undefined behaviour).
+  EXPECT_FALSE(CheckSegment(*kv_, kKey,
+                            "{\"segment\":1,\"first\":1,\"last\":1e64,\"prev_hash\":\"00\"}\n")
+                   .ok());
+  EXPECT_FALSE(CheckSegment(*kv_, kKey, "{\"segment\":1.5}\n").ok());
+  EXPECT_FALSE(CheckSegment(*kv_, kKey, "{\"segment\":-1}\n").ok());
   EXPECT_FALSE(CheckSegment(*kv_, kKey, "").ok());
 }
 
