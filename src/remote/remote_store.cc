@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/checksum.h"
+#include "common/le_coding.h"
 #include "common/encoding.h"
 #include "common/log.h"
 
@@ -13,51 +14,16 @@ namespace {
 constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'R', 'O'};
 constexpr size_t kMaxFooterBytes = 1 << 20;  // header (bucket, key) + record trailer
 
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetLe(std::string_view s, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t(static_cast<unsigned char>(s[at + i])) << (8 * i);
-  return v;
-}
-
-struct Cursor {
-  std::string_view s;
-  size_t at = 0;
-  bool ok = true;
-  uint64_t Int(int bytes) {
-    if (!ok || s.size() - at < static_cast<size_t>(bytes)) {
-      ok = false;
-      return 0;
-    }
-    uint64_t v = GetLe(s, at, bytes);
-    at += bytes;
-    return v;
-  }
-  std::string String() {
-    uint64_t n = Int(4);
-    if (!ok || s.size() - at < n) {
-      ok = false;
-      return {};
-    }
-    std::string v(s.substr(at, n));
-    at += n;
-    return v;
-  }
-};
+using Cursor = LeReader;
 
 std::string HeaderBytes(const storage::DataHeader& h) {
   std::string out;
   for (const std::string* s : {&h.bucket, &h.key, &h.upload_id}) {
-    PutU32(out, static_cast<uint32_t>(s->size()));
+    PutLe32(out, static_cast<uint32_t>(s->size()));
     out += *s;
   }
-  PutU32(out, h.part_number);
-  PutU64(out, h.version_stamp);
+  PutLe32(out, h.part_number);
+  PutLe64(out, h.version_stamp);
   return out;
 }
 
@@ -216,10 +182,10 @@ std::string EncodeFooter(const storage::DataHeader& header, std::string_view tra
   std::string out = HeaderBytes(header);
   const uint32_t header_len = static_cast<uint32_t>(out.size());
   out += trailer;
-  PutU32(out, header_len);
-  PutU32(out, static_cast<uint32_t>(trailer.size()));
-  PutU64(out, data_size);
-  PutU32(out, Crc32c(out.data(), out.size()));
+  PutLe32(out, header_len);
+  PutLe32(out, static_cast<uint32_t>(trailer.size()));
+  PutLe64(out, data_size);
+  PutLe32(out, Crc32c(out.data(), out.size()));
   out.append(kMagic, sizeof(kMagic));
   return out;
 }

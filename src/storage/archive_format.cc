@@ -1,47 +1,12 @@
 #include "storage/archive_format.h"
 
 #include "common/checksum.h"
+#include "common/le_coding.h"
 
 namespace strata::storage::archive {
 namespace {
 
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetLe(std::string_view s, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t(static_cast<unsigned char>(s[at + i])) << (8 * i);
-  return v;
-}
-
-struct Cursor {
-  std::string_view s;
-  size_t at = 0;
-  bool ok = true;
-  uint64_t Int(int bytes) {
-    if (!ok || s.size() - at < static_cast<size_t>(bytes)) {
-      ok = false;
-      return 0;
-    }
-    uint64_t v = GetLe(s, at, bytes);
-    at += bytes;
-    return v;
-  }
-  std::string Bytes(size_t n) {
-    if (!ok || s.size() - at < n) {
-      ok = false;
-      return {};
-    }
-    std::string v(s.substr(at, n));
-    at += n;
-    return v;
-  }
-  std::string String() { return Bytes(Int(4)); }
-  bool Done() const { return ok && at == s.size(); }
-};
+using Cursor = LeReader;
 
 bool KnownType(char t) {
   switch (static_cast<Type>(t)) {
@@ -61,9 +26,9 @@ std::string EncodeRecord(Type type, std::string_view payload) {
   std::string out;
   out.reserve(kRecordHeadBytes + payload.size() + kRecordTailBytes);
   out.push_back(static_cast<char>(type));
-  PutU32(out, static_cast<uint32_t>(payload.size()));
+  PutLe32(out, static_cast<uint32_t>(payload.size()));
   out += payload;
-  PutU32(out, Crc32c(out.data(), out.size()));
+  PutLe32(out, Crc32c(out.data(), out.size()));
   return out;
 }
 
@@ -85,11 +50,11 @@ std::optional<Record> DecodeRecord(std::string_view bytes) {
 std::string EntryPayload(const std::string& id, const DataHeader& h) {
   std::string out;
   for (const std::string* s : {&id, &h.bucket, &h.key, &h.upload_id}) {
-    PutU32(out, static_cast<uint32_t>(s->size()));
+    PutLe32(out, static_cast<uint32_t>(s->size()));
     out += *s;
   }
-  PutU32(out, h.part_number);
-  PutU64(out, h.version_stamp);
+  PutLe32(out, h.part_number);
+  PutLe64(out, h.version_stamp);
   return out;
 }
 
@@ -106,7 +71,7 @@ bool ParseEntry(std::string_view payload, std::string* id, DataHeader* h) {
 
 std::string FramePrefix(Codec codec, uint32_t raw_len) {
   std::string out(1, static_cast<char>(codec));
-  PutU32(out, raw_len);
+  PutLe32(out, raw_len);
   return out;
 }
 
@@ -123,7 +88,7 @@ bool ParseFramePrefix(std::string_view payload, Codec* codec, uint32_t* raw_len)
 
 std::string EndPayload(uint64_t data_size, std::string_view trailer) {
   std::string out;
-  PutU64(out, data_size);
+  PutLe64(out, data_size);
   out += trailer;
   return out;
 }
@@ -137,9 +102,9 @@ bool ParseEnd(std::string_view payload, uint64_t* data_size, std::string_view* t
 
 std::string TombstonePayload(const std::string& id, uint64_t stamp) {
   std::string out;
-  PutU32(out, static_cast<uint32_t>(id.size()));
+  PutLe32(out, static_cast<uint32_t>(id.size()));
   out += id;
-  PutU64(out, stamp);
+  PutLe64(out, stamp);
   return out;
 }
 
