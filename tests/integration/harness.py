@@ -400,3 +400,42 @@ def no_empty_expect(client):
     avoids it; Expect is not signed. Returns the client."""
     client.meta.events.register_first("before-send.s3", _drop_expect_on_empty_body)
     return client
+
+
+def write_config(text, prefix="strata-"):
+    """`text` in a new temporary .toml file; returns its path (the caller removes it)."""
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".toml")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path
+
+
+def wait_for(testcase, server, what, predicate, timeout):
+    """Polls `predicate` every 0.2 s; fails `testcase` with the server's log after `timeout`."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    testcase.fail(f"timed out waiting for {what}; log: {server.read_log()}")
+
+
+def assert_start_fails(testcase, config_text, message, returncode=None):
+    """`strata server --config` with `config_text` exits (with `returncode`, or any
+    non-zero one) naming `message` on stderr."""
+    config = write_config(config_text, prefix="strata-badcfg-")
+    data = tempfile.mkdtemp(prefix="strata-badcfg-")
+    try:
+        bin_ = os.environ.get("STRATA_BIN", os.path.join(os.path.dirname(__file__),
+                                                         "../../build/strata"))
+        r = subprocess.run([bin_, "server", "--config", config, "--data", data,
+                            "--listen", "127.0.0.1:0", "--kv-listen", "off"],
+                           capture_output=True, text=True, timeout=30)
+        if returncode is None:
+            testcase.assertNotEqual(r.returncode, 0, r.stderr)
+        else:
+            testcase.assertEqual(r.returncode, returncode, r.stderr)
+        testcase.assertIn(message, r.stderr)
+    finally:
+        os.unlink(config)
+        shutil.rmtree(data, ignore_errors=True)

@@ -5,7 +5,6 @@ move into it loses and duplicates nothing; removed objects' space comes back wit
 segments. Real boto3 against a real server; one lifecycle day = 2 s."""
 import hashlib
 import os
-import tempfile
 import time
 import unittest
 
@@ -33,10 +32,7 @@ def md5(b):
 
 
 def write_config(text):
-    fd, path = tempfile.mkstemp(prefix="strata-archive-", suffix=".toml")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path
+    return harness.write_config(text, prefix="strata-archive-")
 
 
 def segment_files(data_dir):
@@ -72,12 +68,7 @@ class ArchiveTierTest(unittest.TestCase):
         self.s3 = self.server.boto3_client()
 
     def wait_for(self, what, predicate, timeout=15 * DAY_S):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if predicate():
-                return
-            time.sleep(0.2)
-        self.fail(f"timed out waiting for {what}; log: {self.server.read_log()}")
+        harness.wait_for(self, self.server, what, predicate, timeout)
 
     def restored(self, b, k):
         return 'ongoing-request="false"' in self.s3.head_object(Bucket=b, Key=k).get("Restore", "")

@@ -7,8 +7,6 @@ was and readable, and they are retried once the endpoint is back. Real boto3 aga
 real servers; one lifecycle day = 2 s."""
 import hashlib
 import os
-import subprocess
-import tempfile
 import time
 import unittest
 
@@ -49,10 +47,7 @@ part_size_mib = {part_size_mib}
 
 
 def write_config(text):
-    fd, path = tempfile.mkstemp(prefix="strata-remote-", suffix=".toml")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path
+    return harness.write_config(text, prefix="strata-remote-")
 
 
 def local_files(data_dir):
@@ -82,12 +77,7 @@ class RemoteTierCase(unittest.TestCase):
         self.s3 = self.server.boto3_client()
 
     def wait_for(self, what, predicate, timeout=15 * DAY_S):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if predicate():
-                return
-            time.sleep(0.2)
-        self.fail(f"timed out waiting for {what}; log: {self.server.read_log()}")
+        harness.wait_for(self, self.server, what, predicate, timeout)
 
     def remote_objects(self):
         """key -> (size, metadata) of everything under the pool's prefix on the remote."""
@@ -261,19 +251,7 @@ class RemoteAwayTest(RemoteTierCase):
 
 class RemoteConfigErrorTest(unittest.TestCase):
     def start_fails(self, text, message):
-        config = write_config(text)
-        data = tempfile.mkdtemp(prefix="strata-badcfg-")
-        try:
-            bin_ = os.environ.get("STRATA_BIN", os.path.join(os.path.dirname(__file__),
-                                                             "../../build/strata"))
-            r = subprocess.run([bin_, "server", "--config", config, "--data", data,
-                                "--listen", "127.0.0.1:0", "--kv-listen", "off"],
-                               capture_output=True, text=True, timeout=30)
-            self.assertNotEqual(r.returncode, 0, r.stderr)
-            self.assertIn(message, r.stderr)
-        finally:
-            os.unlink(config)
-            subprocess.run(["rm", "-rf", data])
+        harness.assert_start_fails(self, text, message, returncode=None)
 
     def test_bad_remote_pools_keep_the_server_from_starting(self):
         remote = ('[[pool]]\nname = "hot"\nmedia = "hot"\npath = "."\n'

@@ -7,10 +7,10 @@ import hashlib
 import json
 import os
 import subprocess
-import tempfile
 import time
 import unittest
 
+import harness
 from harness import Server, ServerTestCase, unique_name  # noqa: F401
 
 DAY_S = 2
@@ -36,10 +36,7 @@ path = "pools/cold"
 
 
 def write_config(text):
-    fd, path = tempfile.mkstemp(prefix="strata-tiers-", suffix=".toml")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path
+    return harness.write_config(text, prefix="strata-tiers-")
 
 
 def tier_args(config):
@@ -71,12 +68,7 @@ class TieredServerCase(ServerTestCase):
         os.unlink(cls.config)
 
     def wait_for(self, what, predicate, timeout=12 * DAY_S):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if predicate():
-                return
-            time.sleep(0.2)
-        self.fail(f"timed out waiting for {what}; log: {self.server.read_log()}")
+        harness.wait_for(self, self.server, what, predicate, timeout)
 
     def storage_class(self, bucket, key):
         return self.s3.head_object(Bucket=bucket, Key=key).get("StorageClass", "STANDARD")
@@ -478,19 +470,7 @@ class TransitionCrashTest(unittest.TestCase):
 
 class ConfigErrorTest(unittest.TestCase):
     def start_fails(self, text, message):
-        config = write_config(text)
-        data = tempfile.mkdtemp(prefix="strata-badcfg-")
-        try:
-            bin_ = os.environ.get("STRATA_BIN", os.path.join(os.path.dirname(__file__),
-                                                             "../../build/strata"))
-            r = subprocess.run([bin_, "server", "--config", config, "--data", data,
-                                "--listen", "127.0.0.1:0", "--kv-listen", "off"],
-                               capture_output=True, text=True, timeout=30)
-            self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertIn(message, r.stderr)
-        finally:
-            os.unlink(config)
-            subprocess.run(["rm", "-rf", data])
+        harness.assert_start_fails(self, text, message, returncode=2)
 
     def test_unknown_pool_and_overlapping_drives(self):
         self.start_fails(CONFIG + '[storage_classes]\nGLACIER = "tape"\n', "no pool of that name")

@@ -10,19 +10,11 @@ import numpy as np
 import harness
 import strata_kv
 from kvtest import KvServer, chain_keys, descriptor, random_blocks
+from test_metrics import sample  # the integration suite's exposition reader
 
 BLOCK = 64 << 10
 
 
-def sample(text, name, **labels):
-    for line in text.splitlines():
-        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
-        if not m or m.group(1) != name:
-            continue
-        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        if all(have.get(k) == v for k, v in labels.items()):
-            return float(m.group(4))
-    return None
 
 
 class KvMetricsTest(harness.unittest.TestCase):
