@@ -183,7 +183,10 @@ Status AuditLog::Flush(bool checkpoint) {
         (checkpoint || next.seq - next.checkpoint_seq >= options_.checkpoint_every ||
          now - last_checkpoint_ns_ >= options_.checkpoint_interval_ns);
     if (due) AddCheckpoint(options_.key, now, &next, &b);
-    if (b.empty()) return Status::OK();
+    if (b.empty()) {
+      if (checkpoint) MaybeExport(true);  // nothing new to sign: retry a failed export
+      return Status::OK();
+    }
     if (Status s = inner_->Write(b, /*sync=*/true); !s.ok()) {
       ++failures_;
       return s;
