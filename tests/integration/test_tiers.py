@@ -285,12 +285,19 @@ class LifecycleActionsTest(TieredServerCase):
         self.s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
             {"ID": "tiers", "Status": "Enabled", "Filter": {"Prefix": "ckpt/"},
              "Transitions": [{"Days": 1, "StorageClass": "GLACIER_IR"},
-                             {"Days": 2, "StorageClass": "DEEP_ARCHIVE"}],
-             "Expiration": {"Days": 4}}]})
+                             {"Days": 3, "StorageClass": "DEEP_ARCHIVE"}],
+             "Expiration": {"Days": 6}}]})
         self.wait_for("warm", lambda: all(self.storage_class(b, k) in ("GLACIER_IR", "DEEP_ARCHIVE")
                                           for k in bodies))
+        read_warm = 0
         for k, v in bodies.items():
-            self.assertEqual(md5(self.get_body(b, k)), md5(v), k)
+            try:
+                self.assertEqual(md5(self.get_body(b, k)), md5(v), k)
+                read_warm += 1
+            except self.s3.exceptions.InvalidObjectState:
+                # A slow machine: it moved on to the cold tier meanwhile (read after restore).
+                self.assertEqual(self.storage_class(b, k), "DEEP_ARCHIVE")
+        self.assertGreater(read_warm, 0, "no object was read in the warm tier")
         self.wait_for("cold", lambda: all(self.storage_class(b, k) == "DEEP_ARCHIVE" for k in bodies))
         for k, v in bodies.items():
             h = self.s3.head_object(Bucket=b, Key=k)
