@@ -116,6 +116,10 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(meta::KvStore* inner, LogOption
 
 void AuditLog::Allocate(Record* r) {
   std::lock_guard lock(mu_);
+  AllocateLocked(r);
+}
+
+void AuditLog::AllocateLocked(Record* r) {
   r->seq = next_++;
   r->time_ns = std::max(UnixNowNs(), last_time_);
   last_time_ = r->time_ns;
@@ -138,10 +142,7 @@ void AuditLog::RecordRequest(const Actor& actor, Kind kind, std::string_view res
     ++dropped_;
     return;
   }
-  r.seq = next_++;
-  r.time_ns = std::max(UnixNowNs(), last_time_);
-  last_time_ = r.time_ns;
-  in_flight_.insert(r.seq);
+  AllocateLocked(&r);
   queue_.push_back(std::move(r));
 }
 

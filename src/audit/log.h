@@ -81,6 +81,7 @@ class AuditLog {
   AuditLog(meta::KvStore* inner, LogOptions options);
   // Allocates the next seq (marked in flight) and a time that never goes back.
   void Allocate(Record* r);
+  void AllocateLocked(Record* r);  // mu_ held
   void Settle(uint64_t seq);  // no longer in flight
   Status Write(const meta::WriteBatch& batch, bool sync);
   void Run();

@@ -13,23 +13,6 @@ namespace {
 
 constexpr char kKey[] = "0123456789abcdef0123456789abcdef";
 
-// A store whose writes fail while `fail` is set (the batch is not applied).
-class FailingStore : public meta::KvStore {
- public:
-  explicit FailingStore(meta::KvStore* inner) : inner_(inner) {}
-  Result<std::optional<std::string>> Get(std::string_view key) override { return inner_->Get(key); }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    if (fail) return IOError("injected write failure");
-    return inner_->Write(batch, sync);
-  }
-  std::unique_ptr<meta::KvIterator> NewIterator() override { return inner_->NewIterator(); }
-  Status Checkpoint(const std::string& dir) override { return inner_->Checkpoint(dir); }
-  bool fail = false;
-
- private:
-  meta::KvStore* inner_;
-};
-
 std::unique_ptr<AuditLog> OpenLog(meta::KvStore* kv, size_t queue_limit = 4) {
   LogOptions o;
   o.key = kKey;
@@ -122,7 +105,7 @@ TEST(AuditLogTest, TheVersionKeyOfTheBatchNamesTheChange) {
 
 TEST(AuditLogTest, AFailedWriteLeavesNoRecordAndAGapInTheChain) {
   auto mem = meta::NewMemStore();
-  FailingStore kv(mem.get());
+  meta::FlakyKvStore kv(mem.get());
   auto log = OpenLog(&kv);
   Actor a;
   a.operation = "PutObject";

@@ -16,23 +16,6 @@ namespace {
 
 const RootKey kRoot{"ROOTKEY", "root-secret-0123456789"};
 
-// A store whose writes can be made to fail (a full disk, an I/O error).
-class FlakyStore : public meta::KvStore {
- public:
-  explicit FlakyStore(meta::KvStore* inner) : inner_(inner) {}
-  Result<std::optional<std::string>> Get(std::string_view key) override { return inner_->Get(key); }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    if (fail) return Status(Code::kIOError, "injected");
-    return inner_->Write(batch, sync);
-  }
-  std::unique_ptr<meta::KvIterator> NewIterator() override { return inner_->NewIterator(); }
-  Status Checkpoint(const std::string& dir) override { return inner_->Checkpoint(dir); }
-  bool fail = false;
-
- private:
-  meta::KvStore* inner_;
-};
-
 class IdentitiesTest : public ::testing::Test {
  protected:
   std::unique_ptr<IdentityStore> Open() {
@@ -41,7 +24,7 @@ class IdentitiesTest : public ::testing::Test {
     return s.ok() ? std::move(s).value() : nullptr;
   }
   std::unique_ptr<meta::MemKvStore> mem_ = meta::NewMemKvStore();
-  FlakyStore flaky_{mem_.get()};
+  meta::FlakyKvStore flaky_{mem_.get()};
   std::string key_ = RandomBytes(crypto::kSecretBoxKeyBytes);
 };
 

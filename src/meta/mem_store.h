@@ -22,4 +22,22 @@ class MemKvStore : public KvStore {
 
 std::unique_ptr<MemKvStore> NewMemKvStore();
 
+// A store whose writes fail while `fail` is set (a full disk, an I/O error):
+// the batch is not applied. Everything else goes to `inner`.
+class FlakyKvStore : public KvStore {
+ public:
+  explicit FlakyKvStore(KvStore* inner) : inner_(inner) {}
+  Result<std::optional<std::string>> Get(std::string_view key) override { return inner_->Get(key); }
+  Status Write(const WriteBatch& batch, bool sync) override {
+    if (fail) return Status(Code::kIOError, "injected write failure");
+    return inner_->Write(batch, sync);
+  }
+  std::unique_ptr<KvIterator> NewIterator() override { return inner_->NewIterator(); }
+  Status Checkpoint(const std::string& dir) override { return inner_->Checkpoint(dir); }
+  bool fail = false;
+
+ private:
+  KvStore* inner_;
+};
+
 }  // namespace strata::meta

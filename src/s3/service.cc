@@ -274,9 +274,11 @@ void Service::AuditUnchanged(const http::Request& req, const Facts& facts, int s
   const bool denied = status == 401 || status == 403;
   const bool mutating = req.method != "GET" && req.method != "HEAD" && req.method != "OPTIONS";
   if (!denied && !mutating) return;
-  std::string result = facts.error_code.empty() ? (status != 0 && status < 300 ? "OK" : "")
-                                                : facts.error_code;
-  if (result.empty()) result = status == 0 ? "ConnectionClosed" : "HTTP" + std::to_string(status);
+  // The S3 error code answered; else OK, or what the status says without one.
+  std::string result = facts.error_code;
+  if (result.empty()) {
+    result = status == 0 ? "ConnectionClosed" : status < 300 ? "OK" : "HTTP" + std::to_string(status);
+  }
   config_.audit->RecordRequest(facts.actor, denied ? audit::Kind::kDenied : audit::Kind::kRequest,
                                result, status);
 }
