@@ -610,6 +610,12 @@ int RunServer(const Config& cfg) {
     sources.lifecycle = &lifecycle;
     sources.audit = audit_log.get();
     sources.healers = named_healers;
+    if (st.erasure) sources.erasure.emplace_back("", st.erasure.get());
+    for (size_t i = 0; i < st.pool_stores.size(); ++i) {
+      if (auto* e = dynamic_cast<storage::ErasureDataStore*>(st.pool_stores[i].get())) {
+        sources.erasure.emplace_back(st.pools[i].name, e);
+      }
+    }
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
     AddServerCollectors(*registry, std::move(sources));
     auto started = StartMetricsServer(cfg.metrics_listen_host, cfg.metrics_listen_port,

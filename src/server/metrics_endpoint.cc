@@ -61,6 +61,36 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                      "The seq of the latest signed checkpoint.", "gauge",
                      {{{}, static_cast<double>(a.checkpoint_seq)}}});
     }
+    if (!s.erasure.empty()) {
+      // One series per drive and state, 1 for the state it is in (the
+      // Prometheus way to expose an enum): alert on state!="online" == 1.
+      metrics::Collected state{"strata_drive_state",
+                               "1 for the state each drive of an erasure-coded pool is in, else 0.",
+                               "gauge", {}};
+      metrics::Collected online{"strata_drives_online",
+                                "Drives of each erasure-coded pool that are online.", "gauge", {}};
+      metrics::Collected total{"strata_drives", "Drives of each erasure-coded pool.", "gauge", {}};
+      constexpr storage::DriveState kStates[] = {
+          storage::DriveState::kOnline, storage::DriveState::kMissing,
+          storage::DriveState::kUnformatted, storage::DriveState::kFaulty};
+      for (const auto& [pool, store] : s.erasure) {
+        int up = 0;
+        const std::vector<storage::DriveInfo> drives = store->DriveStates();
+        for (const storage::DriveInfo& d : drives) {
+          up += d.state == storage::DriveState::kOnline ? 1 : 0;
+          for (storage::DriveState st : kStates) {
+            state.samples.push_back({{{"pool", pool},
+                                      {"drive", d.path},
+                                      {"position", std::to_string(d.position)},
+                                      {"state", storage::DriveStateName(st)}},
+                                     d.state == st ? 1.0 : 0.0});
+          }
+        }
+        online.samples.push_back({{{"pool", pool}}, static_cast<double>(up)});
+        total.samples.push_back({{{"pool", pool}}, static_cast<double>(drives.size())});
+      }
+      for (auto* c : {&state, &online, &total}) out.push_back(std::move(*c));
+    }
     if (!s.healers.empty()) {
       metrics::Collected queued{"strata_heal_queue_length",
                                 "Data files waiting for the healer.", "gauge", {}};

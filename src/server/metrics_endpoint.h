@@ -5,7 +5,7 @@
 //
 // Besides what the S3 front end counts as it serves (strata_s3_*), the
 // collectors here read at scrape time: the process (process_*), every
-// pool's file-system capacity, the lifecycle scanner's and the healers'
+// pool's file-system capacity, the drives' states, the lifecycle scanner's and the healers'
 // totals, the KV-cache listener's connections. Names: docs/metrics.md.
 #pragma once
 
@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "http/server.h"
 #include "kvcache/server.h"
+#include "storage/erasure_store.h"
 #include "storage/healer.h"
 #include "tier/scanner.h"
 
@@ -29,6 +30,8 @@ struct MetricsSources {
   std::vector<std::pair<std::string, std::string>> pool_dirs;  // pool name, a directory of it
   tier::Scanner* lifecycle = nullptr;
   std::vector<std::pair<std::string, storage::Healer*>> healers;  // pool name ("" = the drives)
+  // The erasure-coded stores whose drives are reported (pool name as above).
+  std::vector<std::pair<std::string, storage::ErasureDataStore*>> erasure;
   // The KV-cache listener, once started (null before and when off).
   std::function<const kvcache::Server*()> kv;
   audit::AuditLog* audit = nullptr;  // null: the trail is off

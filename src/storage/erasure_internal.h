@@ -138,6 +138,7 @@ class ErasureStoreImpl final : public ErasureDataStore {
   int k() const override { return k_; }
   int m() const override { return m_; }
   std::vector<DriveInfo> Drives() override;
+  std::vector<DriveInfo> DriveStates() override;
   void SetHealCallback(std::function<void(const std::string& id)> callback) override;
   Result<HealResult> Heal(const std::string& id) override;  // erasure_heal.cc
   Result<std::vector<std::string>> ListIds() override;

@@ -208,7 +208,7 @@ Status ErasureStoreImpl::Remove(const std::string& id) {
   return Status::OK();
 }
 
-std::vector<DriveInfo> ErasureStoreImpl::Drives() {
+std::vector<DriveInfo> ErasureStoreImpl::DriveStates() {
   std::vector<DriveInfo> out;
   for (const Drive& d : drives_) {
     DriveInfo info;
@@ -220,17 +220,22 @@ std::vector<DriveInfo> ErasureStoreImpl::Drives() {
       info.state = DriveState::kMissing;
       info.detail = "format file gone (drive removed or unmounted?)";
     }
-    if (info.state == DriveState::kOnline) {
-      auto subdirs = fs_->ListDir(d.path + "/shards");
-      if (subdirs.ok()) {
-        for (const std::string& sub : *subdirs) {
-          auto names = fs_->ListDir(d.path + "/shards/" + sub);
-          if (!names.ok()) continue;
-          for (const std::string& name : *names) info.shard_files += ValidId(name) ? 1 : 0;
-        }
-      }
-    }
     out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<DriveInfo> ErasureStoreImpl::Drives() {
+  std::vector<DriveInfo> out = DriveStates();
+  for (DriveInfo& info : out) {
+    if (info.state != DriveState::kOnline) continue;
+    auto subdirs = fs_->ListDir(info.path + "/shards");
+    if (!subdirs.ok()) continue;
+    for (const std::string& sub : *subdirs) {
+      auto names = fs_->ListDir(info.path + "/shards/" + sub);
+      if (!names.ok()) continue;
+      for (const std::string& name : *names) info.shard_files += ValidId(name) ? 1 : 0;
+    }
   }
   return out;
 }

@@ -70,7 +70,11 @@ class ErasureDataStore : public DataStore {
 
   virtual int k() const = 0;
   virtual int m() const = 0;
+  // Every drive's state and shard file count (lists the shard directories).
   virtual std::vector<DriveInfo> Drives() = 0;
+  // The same without counting shard files (shard_files 0): cheap enough for
+  // every metrics scrape.
+  virtual std::vector<DriveInfo> DriveStates() = 0;
 
   // Called (from the reading or writing thread) with the id of data that
   // needed reconstruction, had a shard file missing, or was written with
