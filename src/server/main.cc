@@ -430,10 +430,13 @@ int RunServer(const Config& cfg) {
   // The erasure-coded pools of a tiered layout heal and scrub on their own.
   std::vector<std::unique_ptr<storage::Healer>> pool_healers;
   std::vector<std::pair<std::string, storage::Healer*>> named_healers;
+  std::vector<std::pair<std::string, storage::ErasureDataStore*>> named_erasure;
   if (healer) named_healers.emplace_back("", healer.get());
+  if (st.erasure) named_erasure.emplace_back("", st.erasure.get());
   for (size_t i = 0; i < st.pool_stores.size(); ++i) {
     auto* erasure = dynamic_cast<storage::ErasureDataStore*>(st.pool_stores[i].get());
     if (!erasure) continue;
+    named_erasure.emplace_back(st.pools[i].name, erasure);
     storage::HealerOptions ho;
     ho.scrub_interval_s = cfg.scrub_interval_s;
     ho.on_repair = AuditRepairs(audit_log.get(), st.pools[i].name);
@@ -610,12 +613,7 @@ int RunServer(const Config& cfg) {
     sources.lifecycle = &lifecycle;
     sources.audit = audit_log.get();
     sources.healers = named_healers;
-    if (st.erasure) sources.erasure.emplace_back("", st.erasure.get());
-    for (size_t i = 0; i < st.pool_stores.size(); ++i) {
-      if (auto* e = dynamic_cast<storage::ErasureDataStore*>(st.pool_stores[i].get())) {
-        sources.erasure.emplace_back(st.pools[i].name, e);
-      }
-    }
+    sources.erasure = named_erasure;
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
     AddServerCollectors(*registry, std::move(sources));
     auto started = StartMetricsServer(cfg.metrics_listen_host, cfg.metrics_listen_port,
