@@ -68,6 +68,10 @@ TimedResult TimedSmallPuts(const Target& target, int c, double duration_s,
 // The audit trail's cost (audit_cases.cc): PUT 4 KiB on a server with the
 // trail on against one with --audit off, runs interleaved.
 void RunAuditOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
+// Event notifications' cost (notify_cases.cc): PUT 4 KiB into a bucket
+// without a notification configuration, one notified to a live receiver, and
+// one notified to a receiver that is down, runs interleaved.
+void RunNotifyOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
 void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
 // Large object: one stream, and `large_streams` multipart parts / ranges.
 void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);

@@ -55,7 +55,7 @@ namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "versions", "access", "sse", "ec",
-                                         "kv",        "kv_index", "audit"};
+                                         "kv",        "kv_index", "audit", "notify"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
                                         "list",  "versions", "access", "sse"};
 
@@ -143,7 +143,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, kv, kv_index")
+                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, notify, kv, kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -310,6 +310,19 @@ void RunAudit(const Options& opt, Report& report) {
   RunS3Case("audit setup", report, [&] { RunAuditOverhead(opt.s3, binary, report); });
 }
 
+// The notify group: its own three servers and a receiver (notify_cases.cc).
+void RunNotify(const Options& opt, Report& report) {
+  if (!opt.cases.count("notify")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("notify", "notify group", Unit::kOpsPerSecond);
+    row.note = "n/a (starts its own servers; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("notify setup", report, [&] { RunNotifyOverhead(opt.s3, binary, report); });
+}
+
 // The kv group: its own server with a KV listener, or --endpoint + --kv-endpoint.
 void RunKv(const Options& opt, Report& report) {
   if (!opt.cases.count("kv")) return;
@@ -389,13 +402,14 @@ int Main(int argc, char** argv) {
   server.reset();  // stop the server before the ec group and printing
   RunEc(opt, report);
   RunAudit(opt, report);
+  RunNotify(opt, report);
   RunKv(opt, report);
   if (opt.cases.count("kv_index")) {
     RunS3Case("kv_index", report,
               [&] { RunKvIndex(opt.s3, opt.smoke ? 100'000 : 10'000'000, report); });
   }
   if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv") ||
-      opt.cases.count("audit")) {
+      opt.cases.count("audit") || opt.cases.count("notify")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }
 

@@ -99,8 +99,10 @@ NARROW_EDGES = {
     ("remote", "storage"): ({"storage/data_store.h"},
                             "remote/ implements the DataStore interface, nothing more of storage"),
     ("remote", "auth"): ({"auth/signer.h"}, "remote/ signs its requests; it verifies none"),
-    ("remote", "http"): ({"http/timed_stream.h"},
-                         "remote/ reads replies through the timed stream; it serves nothing"),
+    ("remote", "http"): ({"http/client.h"},
+                         "remote/ sends its requests through the HTTP client; it serves nothing"),
+    ("notify", "http"): ({"http/client.h"},
+                         "notify/ posts events through the HTTP client; it serves nothing"),
     ("kvcache", "auth"): ({"auth/credentials.h"},
                           "kvcache authenticates with its own HMAC challenge; it takes only the "
                           "credentials type (SecretLookup) from auth"),

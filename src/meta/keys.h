@@ -48,10 +48,26 @@ inline constexpr char kLifecyclePrefix = 'L';
 // 'E' audit trail: "E" + kind + ... (records, chain hashes, checkpoints, gap
 //   markers, the seal state, the bucket and identity indexes) -> see audit/record.h
 inline constexpr char kAuditPrefix = 'E';
+// 'N' event notifications: "Nq" + target id + '\0' + BE64(seq) -> one event
+//   (its JSON) queued for delivery to that webhook    -> see notify/notifier.h
+inline constexpr char kNotifyPrefix = 'N';
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
                                         kConfigPrefix,    kIamPrefix,    kKmsPrefix,
-                                        kLifecyclePrefix, kAuditPrefix};
+                                        kLifecyclePrefix, kAuditPrefix,  kNotifyPrefix};
+
+// All queued events of one notification target (ids never hold '\0').
+inline std::string NotifyQueuePrefix(std::string_view target) {
+  std::string k(1, kNotifyPrefix);
+  k.push_back('q');
+  k.append(target).push_back('\0');
+  return k;
+}
+inline std::string NotifyQueueKey(std::string_view target, uint64_t seq) {
+  std::string k = NotifyQueuePrefix(target);
+  PutFixed64BE(&k, seq);
+  return k;
+}
 
 inline std::string LifecycleProgressKey() { return std::string(1, kLifecyclePrefix) + "scan"; }
 // "Lr" + bucket + '\0' + key + '\0' + BE64(stamp): a version with a restore

@@ -756,6 +756,10 @@ Status ObjectEngine::SetBucketLifecycle(const std::string& name, std::string lif
   });
 }
 
+Status ObjectEngine::SetBucketNotification(const std::string& name, std::string notification) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.notification = std::move(notification); });
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};

@@ -332,6 +332,9 @@ class ObjectEngine {
   // it; "" removes it).
   Status SetBucketLifecycle(const std::string& name, std::string lifecycle,
                             uint64_t min_transition_bytes = 0);
+  // PutBucketNotificationConfiguration (the document as notify/config.h
+  // renders it; "" removes it).
+  Status SetBucketNotification(const std::string& name, std::string notification);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 

@@ -228,6 +228,9 @@ struct BucketRecord {
   // all_storage_classes_128K: 128 KiB; varies_by_storage_class: 0).
   std::string lifecycle;
   uint64_t lifecycle_min_transition_bytes = 0;
+  // Format 8: the event notification configuration (NotificationConfiguration
+  // XML as strata renders it, notify/config.h; "" = none).
+  std::string notification;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;

@@ -1,14 +1,6 @@
 #include "remote/s3_client.h"
 
-#include <fcntl.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#include <openssl/ssl.h>
-
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <charconv>
 #include <cstring>
 #include <chrono>
@@ -16,84 +8,30 @@
 
 #include "common/encoding.h"
 #include "common/hash.h"
-#include "common/net.h"
 #include "common/time_util.h"
-#include "common/tls.h"
-#include "http/timed_stream.h"
+#include "http/client.h"
 #include "remote/s3_replies.h"
 
 namespace strata::remote {
 
-namespace bhttp = boost::beast::http;
-
 namespace {
 
 constexpr size_t kMaxReplyBytes = 8 << 20;  // XML replies (a list page is ~300 KB)
-constexpr int kIdleConnections = 8;
+constexpr int kIdleConnections = 8;          // http::Client pools at most this many
 constexpr int kAttempts = 3;
-
-bool HeaderSafe(std::string_view v) {
-  for (unsigned char c : v) {
-    if (c < 0x20 || c == 0x7f) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
 bool ParseEndpointUrl(std::string_view url, Endpoint* out) {
-  Endpoint e = *out;
-  if (url.starts_with("https://")) {
-    e.https = true;
-    url.remove_prefix(8);
-  } else if (url.starts_with("http://")) {
-    e.https = false;
-    url.remove_prefix(7);
-  } else {
-    return false;
-  }
-  if (!url.empty() && url.back() == '/') url.remove_suffix(1);
-  if (url.empty() || url.find('/') != std::string_view::npos ||
-      url.find_first_of("?#@ ") != std::string_view::npos) {
-    return false;
-  }
-  std::string_view host = url, port;
-  if (url.front() == '[') {
-    size_t close = url.find(']');
-    if (close == std::string_view::npos) return false;
-    host = url.substr(1, close - 1);
-    std::string_view rest = url.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') return false;
-      port = rest.substr(1);
-    }
-  } else if (size_t colon = url.rfind(':'); colon != std::string_view::npos) {
-    host = url.substr(0, colon);
-    port = url.substr(colon + 1);
-  }
-  if (host.empty()) return false;
-  int p = e.https ? 443 : 80;
-  if (!port.empty() || url.back() == ':') {
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-    if (ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) return false;
-  }
-  e.host = std::string(host);
-  e.port = p;
-  *out = std::move(e);
+  http::ClientEndpoint e;
+  e.https = out->https;
+  std::string target;
+  if (!http::ParseHttpUrl(url, &e, &target) || target != "/") return false;
+  out->https = e.https;
+  out->host = std::move(e.host);
+  out->port = e.port;
   return true;
 }
-
-struct S3Client::Connection {
-  Connection(int fd, SSL* ssl, int timeout_ms) : fd(fd), ssl(ssl), stream(fd, timeout_ms, ssl) {}
-  ~Connection() {
-    if (ssl) SSL_free(ssl);
-    ::close(fd);
-  }
-  int fd;
-  SSL* ssl;
-  http::TimedStream stream;
-  boost::beast::flat_buffer buffer;
-};
 
 struct S3Client::Request {
   std::string method;
@@ -104,149 +42,54 @@ struct S3Client::Request {
   size_t reply_limit = kMaxReplyBytes;
 };
 
-struct S3Client::Response {
-  int status = 0;
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-case
-
-  std::string_view Header(std::string_view name) const {
-    for (const auto& [n, v] : headers) {
-      if (n == name) return v;
-    }
-    return {};
-  }
-};
-
 Result<std::unique_ptr<S3Client>> S3Client::Create(Endpoint endpoint) {
   if (endpoint.host.empty() || endpoint.port <= 0 || endpoint.bucket.empty()) {
     return InvalidArgument("a remote S3 endpoint needs a host, a port and a bucket");
   }
-  if (!HeaderSafe(endpoint.host) || endpoint.bucket.find('/') != std::string::npos ||
-      !HeaderSafe(endpoint.bucket)) {
+  if (!http::HeaderSafe(endpoint.host) || endpoint.bucket.find('/') != std::string::npos ||
+      !http::HeaderSafe(endpoint.bucket)) {
     return InvalidArgument("bad remote host or bucket name");
   }
+  http::ClientEndpoint he{endpoint.https, endpoint.host, endpoint.port, endpoint.ca_file,
+                          endpoint.timeout_ms};
+  ASSIGN_OR_RETURN(auto client, http::Client::Create(std::move(he)));
   std::unique_ptr<S3Client> c(new S3Client(std::move(endpoint)));
-  const Endpoint& e = c->endpoint_;
-  const bool v6 = e.host.find(':') != std::string::npos;
-  c->host_header_ = v6 ? "[" + e.host + "]" : e.host;
-  if (e.port != (e.https ? 443 : 80)) c->host_header_ += ":" + std::to_string(e.port);
-  if (e.https) {
-    ASSIGN_OR_RETURN(c->tls_, TlsClientContext::Create(e.ca_file));
-  }
+  c->http_ = std::move(client);
   return c;
 }
 
 S3Client::S3Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 S3Client::~S3Client() = default;
 
-std::string S3Client::Describe() const {
-  return std::string(endpoint_.https ? "https://" : "http://") + host_header_ + "/" +
-         endpoint_.bucket;
-}
-
-Result<std::unique_ptr<S3Client::Connection>> S3Client::Take(bool* reused) {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      *reused = true;
-      return c;
-    }
-  }
-  *reused = false;
-  ASSIGN_OR_RETURN(int fd, Dial(endpoint_.host, static_cast<uint16_t>(endpoint_.port),
-                                endpoint_.timeout_ms));
-  // Non-blocking: the stream waits in poll with its own timeout.
-  int flags = ::fcntl(fd, F_GETFL, 0);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-  SSL* ssl = nullptr;
-  if (tls_) {
-    auto s = tls_->NewSession(fd, endpoint_.host);
-    if (!s.ok()) {
-      ::close(fd);
-      return s.status();
-    }
-    ssl = *s;
-  }
-  return std::make_unique<Connection>(fd, ssl, endpoint_.timeout_ms);
-}
-
-void S3Client::GiveBack(std::unique_ptr<Connection> c) {
-  std::lock_guard lock(mu_);
-  if (idle_.size() < kIdleConnections) idle_.push_back(std::move(c));
-}
+std::string S3Client::Describe() const { return http_->Describe() + "/" + endpoint_.bucket; }
 
 Result<S3Client::Response> S3Client::ExchangeOnce(const Request& req, bool* retry) {
   *retry = false;
-  bool reused = false;
-  auto taken = Take(&reused);
-  if (!taken.ok()) {
-    const Code code = taken.status().code();
-    *retry = code == Code::kUnavailable || code == Code::kDeadlineExceeded;
-    return taken.status().WithContext("remote endpoint " + Describe());
-  }
-  std::unique_ptr<Connection> conn = std::move(taken).value();
-
   std::string path = "/" + endpoint_.bucket;
   if (!req.key.empty()) path += "/" + UriEncode(req.key, /*encode_slash=*/false);
   const std::string payload_hash = Sha256Hex(req.body);
-  auth::RequestToSign to_sign{req.method, path, req.query, {{"host", host_header_}}, payload_hash};
+  auth::RequestToSign to_sign{req.method, path, req.query, {{"host", http_->host_header()}},
+                              payload_hash};
   for (const auto& h : req.headers) {
-    if (!HeaderSafe(h.first) || !HeaderSafe(h.second)) {
+    if (!http::HeaderSafe(h.first) || !http::HeaderSafe(h.second)) {
       return InvalidArgument("a header for " + Describe() + " holds a control character");
     }
     to_sign.headers.push_back(h);
   }
   auth::Signer signer(endpoint_.credentials);
   auth::SigningResult sig = signer.Sign(to_sign, UnixNowNs() / 1'000'000'000);
-  std::string head = req.method + " " + path + (req.query.empty() ? "" : "?" + req.query) +
-                     " HTTP/1.1\r\nHost: " + host_header_ + "\r\n";
-  for (const auto& [n, v] : req.headers) head += n + ": " + v + "\r\n";
-  for (const auto& [n, v] : sig.headers) head += n + ": " + v + "\r\n";
-  if (!req.body.empty() || req.method == "PUT" || req.method == "POST") {
-    head += "Content-Length: " + std::to_string(req.body.size()) + "\r\n";
-  }
-  head += "\r\n";
-
-  // A reused connection the endpoint closed while idle fails here: that is
-  // retried at once on a fresh one, without counting as an attempt.
-  auto broken = [&](const boost::system::error_code& ec, const char* what) -> Status {
-    *retry = true;
-    std::string text = "remote endpoint " + Describe() + ": " + what + ": " + ec.message();
-    if (ec == boost::asio::error::timed_out) return DeadlineExceeded(text);
-    return Unavailable(text);
-  };
-  iovec iov[2] = {{head.data(), head.size()},
-                  {const_cast<char*>(req.body.data()), req.body.size()}};
-  boost::system::error_code ec;
-  if (!conn->stream.SendAll(iov, 2, ec)) return broken(ec, "sending the request");
-
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.header_limit(64 << 10);
-  parser.body_limit(req.reply_limit);
-  if (req.method == "HEAD") parser.skip(true);
-  bhttp::read(conn->stream, conn->buffer, parser, ec);
-  if (ec) {
-    if (ec == bhttp::error::body_limit || ec == bhttp::error::header_limit) {
-      return Corruption(Describe() + ": " + req.method + " reply larger than expected");
-    }
-    const bool closed = ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message;
-    if (!closed && ec.category() == make_error_code(bhttp::error::bad_target).category()) {
-      return Corruption(Describe() + ": a reply that is not HTTP: " + ec.message());
-    }
-    return broken(ec, "reading the reply");
-  }
-  Response r;
-  auto& msg = parser.get();
-  r.status = static_cast<int>(msg.result_int());
-  r.body = std::move(msg.body());
-  for (const auto& f : msg) {
-    r.headers.emplace_back(AsciiLower(std::string_view(f.name_string().data(), f.name_string().size())),
-                           std::string(f.value()));
-  }
-  if (r.status == 500 || r.status == 503) *retry = true;
-  if (msg.keep_alive()) GiveBack(std::move(conn));
+  http::ClientRequest out;
+  out.method = req.method;
+  out.target = path + (req.query.empty() ? "" : "?" + req.query);
+  out.headers = req.headers;
+  for (const auto& h : sig.headers) out.headers.push_back(h);
+  out.body = req.body;
+  out.reply_limit = req.reply_limit;
+  // A reused connection the endpoint closed while idle fails with *retry
+  // set: Exchange tries again at once on a fresh one.
+  auto r = http_->ExchangeOnce(out, retry);
+  if (!r.ok()) return r.status().WithContext("remote endpoint " + Describe());
+  if (r->status == 500 || r->status == 503) *retry = true;
   return r;
 }
 
@@ -259,10 +102,7 @@ Result<S3Client::Response> S3Client::Exchange(const Request& req) {
     if (!retry) return last;
     // Stale pooled connections do not count; fresh failures back off.
     bool pooled_left = false;
-    {
-      std::lock_guard lock(mu_);
-      pooled_left = !idle_.empty();
-    }
+    pooled_left = http_->HasIdle();
     if (last.ok() || !pooled_left) {
       if (++fresh_failures >= kAttempts) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (fresh_failures - 1))));

@@ -1,8 +1,8 @@
 // A small blocking S3 client for strata's own use of another S3 endpoint
 // (the cold tier as a remote bucket, remote/remote_store.h): path-style
 // requests on one bucket, SigV4 with the body's SHA-256 signed (the remote
-// side checks what it receives), keep-alive connections pooled per client,
-// TLS through common/tls.h for https endpoints, a timeout on every wait.
+// side checks what it receives), over http/client.h (keep-alive connections
+// pooled per client, TLS for https endpoints, a timeout on every wait).
 //
 // Thread-safe: each call takes an idle connection (or dials one) and gives
 // it back when the exchange is complete. Requests are retried on a fresh
@@ -20,7 +20,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,9 +28,10 @@
 #include "auth/signer.h"
 #include "common/status.h"
 
-namespace strata {
-class TlsClientContext;
-}
+namespace strata::http {
+class Client;
+struct ClientResponse;
+}  // namespace strata::http
 
 namespace strata::remote {
 
@@ -96,21 +96,15 @@ class S3Client {
   std::string Describe() const;
 
  private:
-  struct Connection;
   struct Request;
-  struct Response;
+  using Response = http::ClientResponse;
   explicit S3Client(Endpoint endpoint);
   Result<Response> Exchange(const Request& req);
   Result<Response> ExchangeOnce(const Request& req, bool* retry);
-  Result<std::unique_ptr<Connection>> Take(bool* reused);
-  void GiveBack(std::unique_ptr<Connection> c);
   Status Failure(const Response& r, std::string_view what) const;
 
   Endpoint endpoint_;
-  std::string host_header_;
-  std::shared_ptr<TlsClientContext> tls_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by mu_
+  std::unique_ptr<http::Client> http_;  // the connections (http/client.h)
 };
 
 }  // namespace strata::remote

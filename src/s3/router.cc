@@ -71,15 +71,15 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 12> kUnimplementedSubresources = {
-    "accelerate", "analytics", "intelligent-tiering", "inventory", "logging", "metrics", "notification", "replication", "requestPayment",
-    "select", "torrent", "website"};
+constexpr std::array<std::string_view, 11> kUnimplementedSubresources = {
+    "accelerate", "analytics", "intelligent-tiering", "inventory", "logging", "metrics",
+    "replication", "requestPayment", "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 19> kServedSubresources = {
+constexpr std::array<std::string_view, 20> kServedSubresources = {
     "location",    "delete",     "uploads",    "tagging",           "attributes",
     "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
     "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
-    "publicAccessBlock", "encryption", "lifecycle", "restore"};
+    "publicAccessBlock", "encryption", "lifecycle", "restore",      "notification"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -140,6 +140,11 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       if (m == "PUT") return Op::kPutBucketLifecycleConfiguration;
       if (m == "GET") return Op::kGetBucketLifecycleConfiguration;
       if (m == "DELETE") return Op::kDeleteBucketLifecycle;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("notification")) {
+      if (m == "PUT") return Op::kPutBucketNotificationConfiguration;
+      if (m == "GET") return Op::kGetBucketNotificationConfiguration;
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (r.Has("encryption")) {

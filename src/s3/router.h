@@ -91,6 +91,8 @@ namespace strata::s3 {
   X(GetBucketLifecycleConfiguration, "s3:GetLifecycleConfiguration", "") \
   X(PutBucketLifecycleConfiguration, "s3:PutLifecycleConfiguration", "") \
   X(DeleteBucketLifecycle, "s3:PutLifecycleConfiguration", "") \
+  X(GetBucketNotificationConfiguration, "s3:GetBucketNotification", "") \
+  X(PutBucketNotificationConfiguration, "s3:PutBucketNotification", "") \
   X(RestoreObject, "s3:RestoreObject", "")                     \
   X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
   X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \

@@ -38,7 +38,8 @@ bool IsBucketOp(Op op) {
     case Op::kPutPublicAccessBlock: case Op::kDeletePublicAccessBlock:
     case Op::kGetBucketEncryption: case Op::kPutBucketEncryption: case Op::kDeleteBucketEncryption:
     case Op::kGetBucketLifecycleConfiguration: case Op::kPutBucketLifecycleConfiguration:
-    case Op::kDeleteBucketLifecycle:
+    case Op::kDeleteBucketLifecycle: case Op::kGetBucketNotificationConfiguration:
+    case Op::kPutBucketNotificationConfiguration:
       return true;
     default:
       return false;

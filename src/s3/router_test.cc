@@ -216,6 +216,8 @@ TEST(Router, RestoreObjectRoute) {
 
 TEST(Router, BucketLifecycleRoutes) {
   EXPECT_EQ(Ok(Req("PUT", "/bucket?lifecycle")).op, Op::kPutBucketLifecycleConfiguration);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?notification")).op, Op::kPutBucketNotificationConfiguration);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?notification")).op, Op::kGetBucketNotificationConfiguration);
   EXPECT_EQ(Ok(Req("GET", "/bucket?lifecycle")).op, Op::kGetBucketLifecycleConfiguration);
   EXPECT_EQ(Ok(Req("DELETE", "/bucket?lifecycle")).op, Op::kDeleteBucketLifecycle);
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketLifecycle), "s3:PutLifecycleConfiguration");

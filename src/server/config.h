@@ -52,6 +52,16 @@ struct PoolConfig {
   std::optional<Archive> archive;
 };
 
+// [notify.webhook.ID]: a target of event notifications (docs/notifications.md).
+struct WebhookConfig {
+  std::string id;
+  std::string endpoint;    // http[s]://HOST[:PORT][/PATH]
+  std::string auth_token;  // sent as "Authorization: Bearer TOKEN" ("" : none)
+  std::string ca_file;     // https: PEM trust anchors ("" = the system's)
+  int queue_limit = 100000;  // events waiting; more are dropped (counted, audited)
+  int timeout_seconds = 5;   // per wait of one delivery
+};
+
 struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 9000;
@@ -141,6 +151,8 @@ struct Config {
   int audit_retention_days = 365;
   int audit_export_records = 10000;
   int audit_export_seconds = 3600;
+  // Event notification targets ([notify.webhook.ID] in the config file).
+  std::vector<WebhookConfig> webhooks;
 };
 
 // Checks the pools of a tiered layout: names unique and non-empty, known

@@ -128,6 +128,57 @@ struct Reader {
     return true;
   }
 
+  // [notify.webhook.ID] tables: endpoint required.
+  bool Notify(const toml::node& n, std::vector<WebhookConfig>* out) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "notify", "needs tables ([notify.webhook.ID])");
+    out->clear();
+    for (auto&& [kind, targets] : *t) {
+      const std::string where = "notify." + std::string(kind.str());
+      if (kind.str() != "webhook") return Fail(targets, where, "unknown kind (webhook)");
+      const toml::table* ids = targets.as_table();
+      if (!ids) return Fail(targets, where, "needs tables ([notify.webhook.ID])");
+      for (auto&& [id, v] : *ids) {
+        const std::string name = where + "." + std::string(id.str());
+        const toml::table* w = v.as_table();
+        if (!w) return Fail(v, name, "needs a table");
+        WebhookConfig c;
+        c.id = std::string(id.str());
+        if (c.id.empty() || c.id.size() > 64 ||
+            c.id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                std::string::npos) {
+          return Fail(v, name, "an id needs 1-64 of A-Z a-z 0-9 _ -");
+        }
+        for (auto&& [k2, v2] : *w) {
+          const std::string key(k2.str());
+          const std::string field = name + "." + key;
+          bool ok = true;
+          if (key == "endpoint") {
+            ok = String(v2, field, &c.endpoint);
+            if (ok && !c.endpoint.starts_with("http://") && !c.endpoint.starts_with("https://")) {
+              ok = Fail(v2, field, "needs http[s]://HOST[:PORT][/PATH], got '" + c.endpoint + "'");
+            }
+          } else if (key == "auth_token") {
+            ok = String(v2, field, &c.auth_token);
+          } else if (key == "ca_file") {
+            ok = String(v2, field, &c.ca_file);
+          } else if (key == "queue_limit") {
+            ok = Int(v2, field, 1, 100'000'000, &c.queue_limit);
+          } else if (key == "timeout_seconds") {
+            ok = Int(v2, field, 1, 600, &c.timeout_seconds);
+          } else {
+            ok = Fail(v2, field, "unknown key (endpoint, auth_token, ca_file, queue_limit, "
+                                 "timeout_seconds)");
+          }
+          if (!ok) return false;
+        }
+        if (c.endpoint.empty()) return Fail(v, name, "needs endpoint");
+        out->push_back(std::move(c));
+      }
+    }
+    return true;
+  }
+
   bool Pool(const toml::node& n, PoolConfig* p) {
     const toml::table* t = n.as_table();
     if (!t) return Fail(n, "pool", "needs a table ([[pool]])");
@@ -273,6 +324,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
           c->pools.push_back(std::move(pool));
         }
       }
+    } else if (key == "notify") {
+      r.Notify(v, &c->webhooks);
     } else if (key == "storage_classes") {
       const toml::table* t = v.as_table();
       if (!t) {
@@ -292,7 +345,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, access_log, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "
-             "audit_export_records, audit_export_seconds, [[pool]], [storage_classes])");
+             "audit_export_records, audit_export_seconds, [[pool]], [storage_classes], "
+             "[notify.webhook.ID])");
     }
     if (r.error) return r.error;
   }

@@ -123,6 +123,33 @@ TEST_F(ConfigFileTest, AuditTrailSettings) {
       << m;
 }
 
+TEST_F(ConfigFileTest, NotificationWebhooks) {
+  Config c = Ok("[notify.webhook.ingest]\nendpoint = \"http://127.0.0.1:8080/events\"\n"
+                "auth_token = \"t0ken\"\nqueue_limit = 50\n"
+                "[notify.webhook.audit-copy]\nendpoint = \"https://hooks.example/x\"\n"
+                "timeout_seconds = 9\n",
+                {});
+  ASSERT_EQ(c.webhooks.size(), 2u);
+  // Tables come in key order.
+  EXPECT_EQ(c.webhooks[0].id, "audit-copy");
+  EXPECT_EQ(c.webhooks[0].queue_limit, 100000);
+  EXPECT_EQ(c.webhooks[0].timeout_seconds, 9);
+  EXPECT_EQ(c.webhooks[1].id, "ingest");
+  EXPECT_EQ(c.webhooks[1].endpoint, "http://127.0.0.1:8080/events");
+  EXPECT_EQ(c.webhooks[1].auth_token, "t0ken");
+  EXPECT_EQ(c.webhooks[1].queue_limit, 50);
+  std::string m = Refused("[notify.webhook.a]\nauth_token = \"x\"\n");
+  EXPECT_NE(m.find("notify.webhook.a: needs endpoint"), std::string::npos) << m;
+  m = Refused("[notify.webhook.a]\nendpoint = \"ftp://x\"\n");
+  EXPECT_NE(m.find("notify.webhook.a.endpoint: needs http"), std::string::npos) << m;
+  m = Refused("[notify.webhook.a]\nendpoint = \"http://x\"\nretries = 3\n");
+  EXPECT_NE(m.find("notify.webhook.a.retries: unknown key"), std::string::npos) << m;
+  m = Refused("[notify.kafka.a]\nendpoint = \"http://x\"\n");
+  EXPECT_NE(m.find("notify.kafka: unknown kind"), std::string::npos) << m;
+  m = Refused("[notify.webhook.\"a b\"]\nendpoint = \"http://x\"\n");
+  EXPECT_NE(m.find("an id needs"), std::string::npos) << m;
+}
+
 TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   std::string m = Refused("listen = 9000\n");
   EXPECT_NE(m.find(":1: listen: needs a string"), std::string::npos) << m;

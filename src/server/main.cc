@@ -28,6 +28,7 @@
 #include "kms/key_service.h"
 #include "kvcache/server.h"
 #include "meta/kv_store.h"
+#include "notify/notifier.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
 #include "remote/remote_store.h"
@@ -379,7 +380,33 @@ int RunServer(const Config& cfg) {
                      .c_str());
     }
   }
-  meta::KvStore* kv_store = audit_log ? audit_log->store() : st.kv.get();
+  // Event notifications decorate the store above the audit trail: an event
+  // is queued in the batch of the change it tells of (docs/notifications.md).
+  std::unique_ptr<notify::Notifier> notifier;
+  if (!cfg.webhooks.empty()) {
+    notify::NotifierOptions no;
+    no.region = cfg.region;
+    for (const WebhookConfig& w : cfg.webhooks) {
+      no.targets.push_back({w.id, w.endpoint, w.auth_token, static_cast<size_t>(w.queue_limit),
+                            w.ca_file, w.timeout_seconds * 1000});
+    }
+    audit::AuditLog* log = audit_log.get();
+    no.on_drop = [log](const std::string& target, const notify::Event& e) {
+      if (!log) return;
+      audit::Actor a = audit::SystemActor("notify", "NotificationDropped", e.bucket, e.key);
+      log->RecordRequest(a, audit::Kind::kSystem, "QueueFull " + target + " " + e.name, 0);
+    };
+    auto opened = notify::Notifier::Open(audit_log ? audit_log->store() : st.kv.get(),
+                                         std::move(no));
+    if (!opened.ok()) {
+      std::fprintf(stderr, "strata: %s\n", opened.status().message().c_str());
+      return 1;
+    }
+    notifier = std::move(opened).value();
+    notifier->Start();
+  }
+  meta::KvStore* kv_store =
+      notifier ? notifier->store() : audit_log ? audit_log->store() : st.kv.get();
   auto identities = auth::IdentityStore::Open(kv_store, std::get<IamKey>(iam_key).bytes,
                                               {root.access_key, root.secret_key});
   if (!identities.ok()) {
@@ -491,6 +518,7 @@ int RunServer(const Config& cfg) {
   scfg.metrics = registry.get();
   scfg.access_log = cfg.access_log;
   scfg.audit = audit_log.get();
+  if (notifier) scfg.notify_targets = notifier->target_ids();
   scfg.region = cfg.region;
   scfg.domain = cfg.domain;
   scfg.sigv2 = cfg.sigv2;
@@ -612,6 +640,7 @@ int RunServer(const Config& cfg) {
     }
     sources.lifecycle = &lifecycle;
     sources.audit = audit_log.get();
+    sources.notifier = notifier.get();
     sources.healers = named_healers;
     sources.erasure = named_erasure;
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
@@ -650,6 +679,7 @@ int RunServer(const Config& cfg) {
   if (kv) kv->Stop();
   if (healer) healer->Stop();
   for (auto& h : pool_healers) h->Stop();
+  if (notifier) notifier->Stop();  // what is queued stays queued for the next start
   if (audit_log) audit_log->Stop();  // chains the last records and signs the head
   if (checkpointer) checkpointer->Stop();
   return 0;

@@ -61,6 +61,26 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                      "The seq of the latest signed checkpoint.", "gauge",
                      {{{}, static_cast<double>(a.checkpoint_seq)}}});
     }
+    if (s.notifier) {
+      metrics::Collected queued{"strata_notify_queued_events",
+                                "Events waiting in each webhook target's queue.", "gauge", {}};
+      metrics::Collected delivered{"strata_notify_delivered_total",
+                                   "Events delivered to each webhook target since start.",
+                                   "counter", {}};
+      metrics::Collected failures{"strata_notify_delivery_failures_total",
+                                  "Delivery attempts that failed (retried with backoff).",
+                                  "counter", {}};
+      metrics::Collected dropped{"strata_notify_dropped_total",
+                                 "Events dropped because the target's queue was full.", "counter",
+                                 {}};
+      for (const notify::Notifier::TargetStats& t : s.notifier->stats()) {
+        queued.samples.push_back({{{"target", t.id}}, static_cast<double>(t.queued)});
+        delivered.samples.push_back({{{"target", t.id}}, static_cast<double>(t.delivered)});
+        failures.samples.push_back({{{"target", t.id}}, static_cast<double>(t.failures)});
+        dropped.samples.push_back({{{"target", t.id}}, static_cast<double>(t.dropped)});
+      }
+      for (auto* c : {&queued, &delivered, &failures, &dropped}) out.push_back(std::move(*c));
+    }
     if (!s.erasure.empty()) {
       // One series per drive and state, 1 for the state it is in (the
       // Prometheus way to expose an enum): alert on state!="online" == 1.

@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "http/server.h"
 #include "kvcache/server.h"
+#include "notify/notifier.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 #include "tier/scanner.h"
@@ -35,6 +36,7 @@ struct MetricsSources {
   // The KV-cache listener, once started (null before and when off).
   std::function<const kvcache::Server*()> kv;
   audit::AuditLog* audit = nullptr;  // null: the trail is off
+  notify::Notifier* notifier = nullptr;  // null: no webhook targets
 };
 void AddServerCollectors(metrics::Registry& registry, MetricsSources sources);
 

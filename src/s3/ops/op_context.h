@@ -63,6 +63,10 @@ struct ServiceConfig {
   const tier::ClassMap* classes = nullptr;
   // RestoreObject's worker (null: RestoreObject answers NotImplemented).
   tier::Restorer* restorer = nullptr;
+  // The webhook targets of the config file ([notify.webhook.ID]) that
+  // notification configurations may name (notify/config.h); none: every
+  // QueueConfiguration is refused.
+  std::vector<std::string> notify_targets;
   // The length of a lifecycle "day" (x-amz-expiration; tests shorten it).
   int64_t lifecycle_day_ns = 86400ll * 1'000'000'000;
 };
