@@ -49,7 +49,7 @@ asan)
     (cd "$root/tests/integration" &&
       STRATA_BIN="$build/strata" STRATA_SANITIZED=1 \
         ASAN_OPTIONS="$ASAN_OPTIONS:log_exe_name=0" \
-        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit})
+        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit test_notify})
   fi
   ;;
 tsan)
@@ -70,7 +70,7 @@ tsan)
   tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
   tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
   tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*:ReadAheadTest.*:HashTest.*"
-  tsan_filter+=":ScannerTest.*:MoveTest.*:RemoteStoreTest.*:ArchiveStoreTest.*:Audit*"
+  tsan_filter+=":ScannerTest.*:MoveTest.*:RemoteStoreTest.*:ArchiveStoreTest.*:Audit*:NotifierTest.*"
   tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
   # halt_on_error: the first race fails the run (exit 66) with its report.
   TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \

@@ -105,4 +105,12 @@ std::string RenderEvent(const Event& e, std::string_view configuration_id) {
                                                                  json::error_handler_t::replace);
 }
 
+std::string RenderTestEvent(std::string_view bucket, int64_t time_ns,
+                            std::string_view request_id) {
+  nlohmann::json doc = {{"Service", "Amazon S3"},          {"Event", "s3:TestEvent"},
+                        {"Time", FormatIso8601(time_ns)},   {"Bucket", std::string(bucket)},
+                        {"RequestId", std::string(request_id)}, {"HostId", std::string(request_id)}};
+  return doc.dump();
+}
+
 }  // namespace strata::notify

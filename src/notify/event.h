@@ -45,5 +45,10 @@ struct Event {
 
 // {"Records":[{...}]} for the rule named `configuration_id`.
 std::string RenderEvent(const Event& e, std::string_view configuration_id);
+// The message S3 sends a destination when a configuration starts naming it:
+// {"Service":"Amazon S3","Event":"s3:TestEvent","Time":...,"Bucket":...,
+// "RequestId":...,"HostId":...}.
+std::string RenderTestEvent(std::string_view bucket, int64_t time_ns,
+                            std::string_view request_id);
 
 }  // namespace strata::notify

@@ -1,5 +1,6 @@
 #include "notify/notifier.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -89,6 +90,41 @@ Status Notifier::Store::Write(const meta::WriteBatch& batch, bool sync) {
   std::optional<meta::WriteBatch> with_events;
   std::vector<Sender*> reserved;  // one queue slot each
   std::vector<std::pair<Sender*, Event>> drops;
+  auto enqueue = [&](Sender* s, uint64_t seq, std::string doc) {
+    if (s->queued.fetch_add(1) >= s->target.queue_limit) {
+      s->queued.fetch_sub(1);
+      ++s->dropped;
+      return false;
+    }
+    if (!with_events) with_events = batch;
+    with_events->Put(meta::NotifyQueueKey(s->target.id, seq), doc);
+    reserved.push_back(s);
+    return true;
+  };
+  if (sync && actor && actor->operation == "PutBucketNotificationConfiguration") {
+    // As S3 does, a test message to each destination the new configuration names.
+    for (const meta::WriteBatch::Op& op : batch.ops()) {
+      if (op.is_delete || op.key.empty() || op.key[0] != meta::kBucketPrefix) continue;
+      auto rec = object::DecodeBucketRecord(op.value);
+      if (!rec || rec->notification.empty()) continue;
+      auto parsed = ParseConfiguration(rec->notification, [](std::string_view) { return true; });
+      const auto* c = std::get_if<Configuration>(&parsed);
+      if (!c) continue;
+      std::vector<std::string> targets;
+      for (const Rule& r : c->rules) {
+        if (std::find(targets.begin(), targets.end(), r.target) == targets.end()) {
+          targets.push_back(r.target);
+        }
+      }
+      const std::string bucket = op.key.substr(1);
+      for (const std::string& t : targets) {
+        if (Sender* s = n_->SenderOf(t)) {
+          enqueue(s, n_->next_seq_.fetch_add(1),
+                  RenderTestEvent(bucket, UnixNowNs(), actor->request_id));
+        }
+      }
+    }
+  }
   if (sync && actor && n_->any_config_.load(std::memory_order_acquire)) {
     for (const meta::WriteBatch::Op& op : batch.ops()) {
       std::string bucket, key;
@@ -141,15 +177,7 @@ Status Notifier::Store::Write(const meta::WriteBatch& batch, bool sync) {
       for (const Rule* rule : rules) {
         Sender* s = n_->SenderOf(rule->target);
         if (!s) continue;  // a target the operator has since removed
-        if (s->queued.fetch_add(1) >= s->target.queue_limit) {
-          s->queued.fetch_sub(1);
-          ++s->dropped;
-          drops.emplace_back(s, e);
-          continue;
-        }
-        if (!with_events) with_events = batch;
-        with_events->Put(meta::NotifyQueueKey(s->target.id, seq), RenderEvent(e, rule->id));
-        reserved.push_back(s);
+        if (!enqueue(s, seq, RenderEvent(e, rule->id))) drops.emplace_back(s, e);
       }
     }
   }

@@ -263,6 +263,27 @@ TEST_F(NotifierTest, AFailedWriteQueuesNothing) {
   EXPECT_EQ(n->stats()[0].queued, 0u);
 }
 
+TEST_F(NotifierTest, ANewConfigurationSendsATestEvent) {
+  auto n = Open(inner_.get(), Options());
+  ASSERT_TRUE(n);
+  {
+    audit::Actor actor;
+    actor.operation = "PutBucketNotificationConfiguration";
+    actor.request_id = "req-cfg";
+    audit::Scope scope(&actor);
+    ConfigureBucket(n->store());
+  }
+  EXPECT_EQ(Queued(), 1u);  // in the batch of the configuration
+  n->Start();
+  ASSERT_TRUE(receiver_.WaitFor(1));
+  auto doc = nlohmann::json::parse(receiver_.Bodies()[0]);
+  EXPECT_EQ(doc["Service"], "Amazon S3");
+  EXPECT_EQ(doc["Event"], "s3:TestEvent");
+  EXPECT_EQ(doc["Bucket"], "b");
+  EXPECT_EQ(doc["RequestId"], "req-cfg");
+  EXPECT_FALSE(doc.contains("Records"));
+}
+
 TEST_F(NotifierTest, RefusesBadTargets) {
   NotifierOptions o;
   o.targets = {{"bad id", "http://127.0.0.1:1/"}};

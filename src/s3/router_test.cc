@@ -174,7 +174,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 63u);
+  EXPECT_EQ(ops.size(), 65u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);
@@ -222,6 +222,8 @@ TEST(Router, BucketLifecycleRoutes) {
   EXPECT_EQ(Ok(Req("DELETE", "/bucket?lifecycle")).op, Op::kDeleteBucketLifecycle);
   EXPECT_EQ(RequiredAction(Op::kDeleteBucketLifecycle), "s3:PutLifecycleConfiguration");
   EXPECT_EQ(RequiredAction(Op::kGetBucketLifecycleConfiguration), "s3:GetLifecycleConfiguration");
+  EXPECT_EQ(RequiredAction(Op::kPutBucketNotificationConfiguration), "s3:PutBucketNotification");
+  EXPECT_EQ(RequiredAction(Op::kGetBucketNotificationConfiguration), "s3:GetBucketNotification");
 }
 
 TEST(Router, BucketEncryptionRoutes) {

@@ -30,6 +30,7 @@ class Receiver:
         self.port = port or free_port()
         self.token = token
         self.events = []  # the Records[0] of every accepted POST, in arrival order
+        self.tests = []   # s3:TestEvent messages
         self.bad_auth = 0
         self.lock = threading.Lock()
         self.httpd = None
@@ -51,7 +52,10 @@ class Receiver:
                     return
                 doc = json.loads(body)
                 with receiver.lock:
-                    receiver.events += doc["Records"]
+                    if "Records" in doc:
+                        receiver.events += doc["Records"]
+                    else:
+                        receiver.tests.append(doc)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -80,6 +84,7 @@ class Receiver:
     def clear(self):
         with self.lock:
             self.events.clear()
+            self.tests.clear()
 
 
 def names(events):
@@ -175,11 +180,20 @@ class NotificationTest(unittest.TestCase):
                            NotificationConfiguration={"QueueConfigurations": [
                                queue_config(["s3:ObjectCreated:*"])]})
         # A good one reads back as stored; the empty document removes it.
-        self.s3.put_bucket_notification_configuration(
+        resp = self.s3.put_bucket_notification_configuration(
             Bucket=b, NotificationConfiguration={"QueueConfigurations": [
                 queue_config(["s3:ObjectCreated:*", "s3:ObjectRemoved:Delete"], prefix="img/",
                              suffix=".jpg", id_="images"),
                 queue_config(["s3:ObjectCreated:*"], prefix="logs/")]})
+        # The destination gets S3's test message, once for the configuration.
+        harness.wait_for(self, self.server, "the test event", lambda: self.receiver.tests, 10)
+        time.sleep(0.3)
+        self.assertEqual(len(self.receiver.tests), 1, self.receiver.tests)
+        test_event = self.receiver.tests[0]
+        self.assertEqual(test_event["Event"], "s3:TestEvent")
+        self.assertEqual(test_event["Service"], "Amazon S3")
+        self.assertEqual(test_event["Bucket"], b)
+        self.assertEqual(test_event["RequestId"], resp["ResponseMetadata"]["RequestId"])
         got = self.s3.get_bucket_notification_configuration(Bucket=b)["QueueConfigurations"]
         self.assertEqual(len(got), 2)
         self.assertEqual(got[0]["Id"], "images")
@@ -288,7 +302,8 @@ class NotificationDurabilityTest(unittest.TestCase):
             harness.wait_for(self, server, "delivery failures counted", lambda: (
                 sample(metrics(mport), "strata_notify_delivery_failures_total", target="hook")
                 or 0) >= 1, 20)
-            self.assertEqual(sample(metrics(mport), "strata_notify_queued_events", target="hook"), 5)
+            # The five events and the configuration's test message.
+            self.assertEqual(sample(metrics(mport), "strata_notify_queued_events", target="hook"), 6)
             server.stop()
             server.start()
             s3 = server.boto3_client()
@@ -304,6 +319,7 @@ class NotificationDurabilityTest(unittest.TestCase):
             time.sleep(0.5)
             got = sorted(k for _, k in names(receiver.snapshot()))
             self.assertEqual(got, expected)  # each once: none was delivered before
+            self.assertEqual(len(receiver.tests), 1)
             harness.wait_for(self, server, "the queue drained", lambda: sample(
                 metrics(mport), "strata_notify_queued_events", target="hook") == 0, 10)
         finally:
@@ -327,21 +343,24 @@ class NotificationDurabilityTest(unittest.TestCase):
                     queue_config(["s3:ObjectCreated:*"])]})
             for i in range(5):
                 s3.put_object(Bucket=b, Key=f"k{i}", Body=b"x")  # the writes all succeed
+            # The queue holds the configuration's test message and k0, k1.
             text = metrics(mport)
             self.assertEqual(sample(text, "strata_notify_queued_events", target="hook"), 3)
-            self.assertEqual(sample(text, "strata_notify_dropped_total", target="hook"), 2)
+            self.assertEqual(sample(text, "strata_notify_dropped_total", target="hook"), 3)
 
             def dropped_records():
                 status, doc = harness.admin(server, "GET", "audit-query",
                                             operation="NotificationDropped")
                 return doc.get("records", []) if status == 200 else []
             harness.wait_for(self, server, "audit records of the drops",
-                             lambda: len(dropped_records()) == 2, 10)
-            self.assertEqual(sorted(r["key"] for r in dropped_records()), ["k3", "k4"])
+                             lambda: len(dropped_records()) == 3, 10)
+            self.assertEqual(sorted(r["key"] for r in dropped_records()), ["k2", "k3", "k4"])
+            self.assertTrue(all(r["result"].startswith("QueueFull hook s3:ObjectCreated:Put")
+                                for r in dropped_records()), dropped_records())
             receiver.start()
             harness.wait_for(self, server, "the kept events delivered",
-                             lambda: len(receiver.snapshot()) == 3, 30)
-            self.assertEqual(sorted(k for _, k in names(receiver.snapshot())), ["k0", "k1", "k2"])
+                             lambda: len(receiver.snapshot()) == 2, 30)
+            self.assertEqual(sorted(k for _, k in names(receiver.snapshot())), ["k0", "k1"])
         finally:
             server.stop()
             server.cleanup()
