@@ -18,6 +18,7 @@ import botocore.exceptions
 
 import harness
 from harness import Server, free_port, unique_name
+from test_archive_tier import CONFIG as TIERS
 from test_metrics import sample, scrape
 
 TOKEN = "hook-token-0123"
@@ -280,92 +281,92 @@ class NotificationTest(unittest.TestCase):
         self.assertEqual(events[2]["s3"]["object"]["versionId"], v1)
 
 
+def start_server(testcase, receiver, limit=None, extra_config="", extra_args=()):
+    """A server declaring `receiver` as webhook "hook" (stopped and removed, with the
+    receiver and the config file, when `testcase` ends)."""
+    config = harness.write_config(extra_config + config_text(receiver, limit),
+                                  prefix="strata-notify-")
+    testcase.addCleanup(os.unlink, config)
+    testcase.addCleanup(receiver.stop)
+    server = Server(extra_args=["--config", config, "--kv-listen", "off", *extra_args]).start()
+    testcase.addCleanup(server.cleanup)
+    testcase.addCleanup(server.stop)
+    return server
+
+
+def notified_bucket(s3, tag, events):
+    """A new bucket whose events `events` go to webhook "hook"."""
+    b = unique_name(tag)
+    s3.create_bucket(Bucket=b)
+    s3.put_bucket_notification_configuration(
+        Bucket=b, NotificationConfiguration={"QueueConfigurations": [queue_config(events)]})
+    return b
+
+
 class NotificationDurabilityTest(unittest.TestCase):
     """Events wait in the queue while the receiver is down, across a clean restart and a
     SIGKILL, and all arrive once it is back; a full queue drops and reports."""
 
     def test_receiver_down_and_restarts(self):
         receiver = Receiver()  # not started: the target is down
-        config = harness.write_config(config_text(receiver), prefix="strata-notify-")
         mport = free_port()
-        server = Server(extra_args=["--config", config, "--kv-listen", "off",
-                                    "--metrics-listen", f"127.0.0.1:{mport}"]).start()
-        try:
-            s3 = server.boto3_client()
-            b = unique_name("dur")
-            s3.create_bucket(Bucket=b)
-            s3.put_bucket_notification_configuration(
-                Bucket=b, NotificationConfiguration={"QueueConfigurations": [
-                    queue_config(["s3:ObjectCreated:*"])]})
-            for i in range(5):
-                s3.put_object(Bucket=b, Key=f"before-stop-{i}", Body=b"x")
-            harness.wait_for(self, server, "delivery failures counted", lambda: (
-                sample(metrics(mport), "strata_notify_delivery_failures_total", target="hook")
-                or 0) >= 1, 20)
-            # The five events and the configuration's test message.
-            self.assertEqual(sample(metrics(mport), "strata_notify_queued_events", target="hook"), 6)
-            server.stop()
-            server.start()
-            s3 = server.boto3_client()
-            for i in range(3):
-                s3.put_object(Bucket=b, Key=f"before-kill-{i}", Body=b"x")
-            server.kill()
-            server.start()
-            receiver.start()
-            expected = sorted([f"before-stop-{i}" for i in range(5)] +
-                              [f"before-kill-{i}" for i in range(3)])
-            harness.wait_for(self, server, "every queued event delivered",
-                             lambda: len(receiver.snapshot()) >= len(expected), 30)
-            time.sleep(0.5)
-            got = sorted(k for _, k in names(receiver.snapshot()))
-            self.assertEqual(got, expected)  # each once: none was delivered before
-            self.assertEqual(len(receiver.tests), 1)
-            harness.wait_for(self, server, "the queue drained", lambda: sample(
-                metrics(mport), "strata_notify_queued_events", target="hook") == 0, 10)
-        finally:
-            server.stop()
-            server.cleanup()
-            receiver.stop()
-            os.unlink(config)
+        server = start_server(self, receiver,
+                              extra_args=["--metrics-listen", f"127.0.0.1:{mport}"])
+        s3 = server.boto3_client()
+        b = notified_bucket(s3, "dur", ["s3:ObjectCreated:*"])
+        for i in range(5):
+            s3.put_object(Bucket=b, Key=f"before-stop-{i}", Body=b"x")
+        harness.wait_for(self, server, "delivery failures counted", lambda: (
+            sample(metrics(mport), "strata_notify_delivery_failures_total", target="hook")
+            or 0) >= 1, 20)
+        # The five events and the configuration's test message.
+        self.assertEqual(sample(metrics(mport), "strata_notify_queued_events", target="hook"), 6)
+        server.stop()
+        server.start()
+        s3 = server.boto3_client()
+        for i in range(3):
+            s3.put_object(Bucket=b, Key=f"before-kill-{i}", Body=b"x")
+        server.kill()
+        server.start()
+        receiver.start()
+        expected = sorted([f"before-stop-{i}" for i in range(5)] +
+                          [f"before-kill-{i}" for i in range(3)])
+        harness.wait_for(self, server, "every queued event delivered",
+                         lambda: len(receiver.snapshot()) >= len(expected), 30)
+        time.sleep(0.5)
+        got = sorted(k for _, k in names(receiver.snapshot()))
+        self.assertEqual(got, expected)  # each once: none was delivered before
+        self.assertEqual(len(receiver.tests), 1)
+        harness.wait_for(self, server, "the queue drained", lambda: sample(
+            metrics(mport), "strata_notify_queued_events", target="hook") == 0, 10)
 
     def test_full_queue_drops_and_reports(self):
         receiver = Receiver()  # down
-        config = harness.write_config(config_text(receiver, limit=3), prefix="strata-notify-")
         mport = free_port()
-        server = Server(extra_args=["--config", config, "--kv-listen", "off",
-                                    "--metrics-listen", f"127.0.0.1:{mport}"]).start()
-        try:
-            s3 = server.boto3_client()
-            b = unique_name("full")
-            s3.create_bucket(Bucket=b)
-            s3.put_bucket_notification_configuration(
-                Bucket=b, NotificationConfiguration={"QueueConfigurations": [
-                    queue_config(["s3:ObjectCreated:*"])]})
-            for i in range(5):
-                s3.put_object(Bucket=b, Key=f"k{i}", Body=b"x")  # the writes all succeed
-            # The queue holds the configuration's test message and k0, k1.
-            text = metrics(mport)
-            self.assertEqual(sample(text, "strata_notify_queued_events", target="hook"), 3)
-            self.assertEqual(sample(text, "strata_notify_dropped_total", target="hook"), 3)
+        server = start_server(self, receiver, limit=3,
+                              extra_args=["--metrics-listen", f"127.0.0.1:{mport}"])
+        s3 = server.boto3_client()
+        b = notified_bucket(s3, "full", ["s3:ObjectCreated:*"])
+        for i in range(5):
+            s3.put_object(Bucket=b, Key=f"k{i}", Body=b"x")  # the writes all succeed
+        # The queue holds the configuration's test message and k0, k1.
+        text = metrics(mport)
+        self.assertEqual(sample(text, "strata_notify_queued_events", target="hook"), 3)
+        self.assertEqual(sample(text, "strata_notify_dropped_total", target="hook"), 3)
 
-            def dropped_records():
-                status, doc = harness.admin(server, "GET", "audit-query",
-                                            operation="NotificationDropped")
-                return doc.get("records", []) if status == 200 else []
-            harness.wait_for(self, server, "audit records of the drops",
-                             lambda: len(dropped_records()) == 3, 10)
-            self.assertEqual(sorted(r["key"] for r in dropped_records()), ["k2", "k3", "k4"])
-            self.assertTrue(all(r["result"].startswith("QueueFull hook s3:ObjectCreated:Put")
-                                for r in dropped_records()), dropped_records())
-            receiver.start()
-            harness.wait_for(self, server, "the kept events delivered",
-                             lambda: len(receiver.snapshot()) == 2, 30)
-            self.assertEqual(sorted(k for _, k in names(receiver.snapshot())), ["k0", "k1"])
-        finally:
-            server.stop()
-            server.cleanup()
-            receiver.stop()
-            os.unlink(config)
+        def dropped_records():
+            status, doc = harness.admin(server, "GET", "audit-query",
+                                        operation="NotificationDropped")
+            return doc.get("records", []) if status == 200 else []
+        harness.wait_for(self, server, "audit records of the drops",
+                         lambda: len(dropped_records()) == 3, 10)
+        self.assertEqual(sorted(r["key"] for r in dropped_records()), ["k2", "k3", "k4"])
+        self.assertTrue(all(r["result"].startswith("QueueFull hook s3:ObjectCreated:Put")
+                            for r in dropped_records()), dropped_records())
+        receiver.start()
+        harness.wait_for(self, server, "the kept events delivered",
+                         lambda: len(receiver.snapshot()) == 2, 30)
+        self.assertEqual(sorted(k for _, k in names(receiver.snapshot())), ["k0", "k1"])
 
     def test_bad_webhook_config_stops_the_server(self):
         harness.assert_start_fails(self, '[notify.webhook.h]\nendpoint = "http://"\n',
@@ -374,75 +375,50 @@ class NotificationDurabilityTest(unittest.TestCase):
                                    "needs endpoint")
 
 
-TIERS = """
-[[pool]]
-name = "hot"
-media = "hot"
-path = "."
-[[pool]]
-name = "tape"
-media = "cold"
-path = "pools/tape"
-[pool.archive]
-segment_size_mib = 4
-"""
-
-
 class TieredNotificationTest(unittest.TestCase):
     """The server's own changes as events: lifecycle transitions and expirations, and the
     restore of an archived object (requested, completed, expired), on a fast clock."""
 
     def test_lifecycle_and_restore_events(self):
         receiver = Receiver().start()
-        config = harness.write_config(TIERS + config_text(receiver), prefix="strata-notify-")
-        server = Server(extra_args=["--config", config, "--lifecycle-day-seconds", "1",
-                                    "--lifecycle-interval-s", "1", "--kv-listen", "off"]).start()
-        try:
-            s3 = server.boto3_client()
-            b = unique_name("life")
-            s3.create_bucket(Bucket=b)
-            s3.put_bucket_notification_configuration(
-                Bucket=b, NotificationConfiguration={"QueueConfigurations": [
-                    queue_config(["s3:LifecycleTransition", "s3:LifecycleExpiration:*",
-                                  "s3:ObjectRestore:*"])]})
-            s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
-                {"ID": "archive", "Status": "Enabled", "Filter": {"Prefix": "t/"},
-                 "Transitions": [{"Days": 1, "StorageClass": "GLACIER"}]},
-                {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": "e/"},
-                 "Expiration": {"Days": 1}}]})
-            s3.put_object(Bucket=b, Key="t/a", Body=b"x" * (200 << 10))
-            s3.put_object(Bucket=b, Key="e/a", Body=b"y")
+        server = start_server(self, receiver, extra_config=TIERS, extra_args=[
+            "--lifecycle-day-seconds", "1", "--lifecycle-interval-s", "1"])
+        s3 = server.boto3_client()
+        b = notified_bucket(s3, "life", ["s3:LifecycleTransition", "s3:LifecycleExpiration:*",
+                                         "s3:ObjectRestore:*"])
+        s3.put_bucket_lifecycle_configuration(Bucket=b, LifecycleConfiguration={"Rules": [
+            {"ID": "archive", "Status": "Enabled", "Filter": {"Prefix": "t/"},
+             "Transitions": [{"Days": 1, "StorageClass": "GLACIER"}]},
+            {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": "e/"},
+             "Expiration": {"Days": 1}}]})
+        s3.put_object(Bucket=b, Key="t/a", Body=b"x" * (200 << 10))
+        s3.put_object(Bucket=b, Key="e/a", Body=b"y")
 
-            def got(name, key):
-                return [e for e in receiver.snapshot()
-                        if (e["eventName"], urllib.parse.unquote_plus(e["s3"]["object"]["key"]))
-                        == (name, key)]
-            harness.wait_for(self, server, "the lifecycle events", lambda: got(
-                "LifecycleTransition", "t/a") and got("LifecycleExpiration:Delete", "e/a"), 30)
-            t = got("LifecycleTransition", "t/a")[0]
-            self.assertEqual(t["lifecycleEventData"]["transitionEventData"]
-                             ["destinationStorageClass"], "GLACIER")
-            self.assertEqual(t["userIdentity"]["principalId"], "strata:lifecycle")
-            s3.restore_object(Bucket=b, Key="t/a", RestoreRequest={"Days": 1})
-            harness.wait_for(self, server, "the restore events", lambda: got(
-                "ObjectRestore:Post", "t/a") and got("ObjectRestore:Completed", "t/a"), 30)
-            done = got("ObjectRestore:Completed", "t/a")[0]
-            self.assertEqual(done["glacierEventData"]["restoreEventData"]
-                             ["lifecycleRestoreStorageClass"], "GLACIER")
-            self.assertTrue(done["glacierEventData"]["restoreEventData"]
-                            ["lifecycleRestorationExpiryTime"].endswith("Z"))
-            harness.wait_for(self, server, "the restored copy's expiry",
-                             lambda: got("ObjectRestore:Delete", "t/a"), 30)
-            # Each of them once.
-            self.assertEqual(sorted(names(receiver.snapshot())), sorted([
-                ("LifecycleTransition", "t/a"), ("LifecycleExpiration:Delete", "e/a"),
-                ("ObjectRestore:Post", "t/a"), ("ObjectRestore:Completed", "t/a"),
-                ("ObjectRestore:Delete", "t/a")]))
-        finally:
-            server.stop()
-            server.cleanup()
-            receiver.stop()
-            os.unlink(config)
+        def got(name, key):
+            return [e for e in receiver.snapshot()
+                    if (e["eventName"], urllib.parse.unquote_plus(e["s3"]["object"]["key"]))
+                    == (name, key)]
+        harness.wait_for(self, server, "the lifecycle events", lambda: got(
+            "LifecycleTransition", "t/a") and got("LifecycleExpiration:Delete", "e/a"), 30)
+        t = got("LifecycleTransition", "t/a")[0]
+        self.assertEqual(t["lifecycleEventData"]["transitionEventData"]
+                         ["destinationStorageClass"], "GLACIER")
+        self.assertEqual(t["userIdentity"]["principalId"], "strata:lifecycle")
+        s3.restore_object(Bucket=b, Key="t/a", RestoreRequest={"Days": 1})
+        harness.wait_for(self, server, "the restore events", lambda: got(
+            "ObjectRestore:Post", "t/a") and got("ObjectRestore:Completed", "t/a"), 30)
+        done = got("ObjectRestore:Completed", "t/a")[0]
+        self.assertEqual(done["glacierEventData"]["restoreEventData"]
+                         ["lifecycleRestoreStorageClass"], "GLACIER")
+        self.assertTrue(done["glacierEventData"]["restoreEventData"]
+                        ["lifecycleRestorationExpiryTime"].endswith("Z"))
+        harness.wait_for(self, server, "the restored copy's expiry",
+                         lambda: got("ObjectRestore:Delete", "t/a"), 30)
+        # Each of them once.
+        self.assertEqual(sorted(names(receiver.snapshot())), sorted([
+            ("LifecycleTransition", "t/a"), ("LifecycleExpiration:Delete", "e/a"),
+            ("ObjectRestore:Post", "t/a"), ("ObjectRestore:Completed", "t/a"),
+            ("ObjectRestore:Delete", "t/a")]))
 
 
 def metrics(port):
