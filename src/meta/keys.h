@@ -51,10 +51,28 @@ inline constexpr char kAuditPrefix = 'E';
 // 'N' event notifications: "Nq" + target id + '\0' + BE64(seq) -> one event
 //   (its JSON) queued for delivery to that webhook    -> see notify/notifier.h
 inline constexpr char kNotifyPrefix = 'N';
+// 'S' bucket usage: "Sd" bucket '\0' BE64(seq) -> a change's delta (objects,
+//   bytes), "St" bucket -> the folded total, "Sinit" -> the counts cover
+//   every version (written after the one counting scan)   -> see object/usage.h
+inline constexpr char kUsagePrefix = 'S';
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
                                         kConfigPrefix,    kIamPrefix,    kKmsPrefix,
-                                        kLifecyclePrefix, kAuditPrefix,  kNotifyPrefix};
+                                        kLifecyclePrefix, kAuditPrefix,  kNotifyPrefix,
+                                        kUsagePrefix};
+
+inline std::string UsageDeltaPrefix() { return std::string(1, kUsagePrefix) + "d"; }
+inline std::string UsageDeltaKey(std::string_view bucket, uint64_t seq) {
+  std::string k = UsageDeltaPrefix();
+  k.append(bucket).push_back('\0');
+  PutFixed64BE(&k, seq);
+  return k;
+}
+inline std::string UsageTotalPrefix() { return std::string(1, kUsagePrefix) + "t"; }
+inline std::string UsageTotalKey(std::string_view bucket) {
+  return UsageTotalPrefix() + std::string(bucket);
+}
+inline std::string UsageInitKey() { return std::string(1, kUsagePrefix) + "init"; }
 
 // All queued events of one notification target (ids never hold '\0').
 inline std::string NotifyQueuePrefix(std::string_view target) {

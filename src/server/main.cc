@@ -31,6 +31,7 @@
 #include "notify/notifier.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
+#include "object/usage.h"
 #include "remote/remote_store.h"
 #include "s3/bucket_configs.h"
 #include "s3/service.h"
@@ -405,8 +406,16 @@ int RunServer(const Config& cfg) {
     notifier = std::move(opened).value();
     notifier->Start();
   }
-  meta::KvStore* kv_store =
-      notifier ? notifier->store() : audit_log ? audit_log->store() : st.kv.get();
+  // Per-bucket usage, counted in the same batches (object/usage.h).
+  auto usage = object::UsageCounter::Open(notifier    ? notifier->store()
+                                          : audit_log ? audit_log->store()
+                                                      : st.kv.get());
+  if (!usage.ok()) {
+    std::fprintf(stderr, "strata: usage: %s\n", usage.status().ToString().c_str());
+    return 1;
+  }
+  (*usage)->Start();
+  meta::KvStore* kv_store = (*usage)->store();
   auto identities = auth::IdentityStore::Open(kv_store, std::get<IamKey>(iam_key).bytes,
                                               {root.access_key, root.secret_key});
   if (!identities.ok()) {
@@ -641,6 +650,7 @@ int RunServer(const Config& cfg) {
     sources.lifecycle = &lifecycle;
     sources.audit = audit_log.get();
     sources.notifier = notifier.get();
+    sources.usage = usage->get();
     sources.healers = named_healers;
     sources.erasure = named_erasure;
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };
@@ -679,6 +689,7 @@ int RunServer(const Config& cfg) {
   if (kv) kv->Stop();
   if (healer) healer->Stop();
   for (auto& h : pool_healers) h->Stop();
+  (*usage)->Stop();                // folds the last deltas
   if (notifier) notifier->Stop();  // what is queued stays queued for the next start
   if (audit_log) audit_log->Stop();  // chains the last records and signs the head
   if (checkpointer) checkpointer->Stop();

@@ -61,6 +61,19 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                      "The seq of the latest signed checkpoint.", "gauge",
                      {{{}, static_cast<double>(a.checkpoint_seq)}}});
     }
+    if (s.usage) {
+      metrics::Collected objects{"strata_bucket_objects",
+                                 "Object versions each bucket holds (delete markers not counted).",
+                                 "gauge", {}};
+      metrics::Collected bytes{"strata_bucket_bytes",
+                               "Bytes of the object versions each bucket holds.", "gauge", {}};
+      for (const auto& [bucket, u] : s.usage->Snapshot()) {
+        objects.samples.push_back({{{"bucket", bucket}}, static_cast<double>(u.objects)});
+        bytes.samples.push_back({{{"bucket", bucket}}, static_cast<double>(u.bytes)});
+      }
+      out.push_back(std::move(objects));
+      out.push_back(std::move(bytes));
+    }
     if (s.notifier) {
       metrics::Collected queued{"strata_notify_queued_events",
                                 "Events waiting in each webhook target's queue.", "gauge", {}};

@@ -21,6 +21,7 @@
 #include "http/server.h"
 #include "kvcache/server.h"
 #include "notify/notifier.h"
+#include "object/usage.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 #include "tier/scanner.h"
@@ -37,6 +38,7 @@ struct MetricsSources {
   std::function<const kvcache::Server*()> kv;
   audit::AuditLog* audit = nullptr;  // null: the trail is off
   notify::Notifier* notifier = nullptr;  // null: no webhook targets
+  object::UsageCounter* usage = nullptr;  // per-bucket objects and bytes
 };
 void AddServerCollectors(metrics::Registry& registry, MetricsSources sources);
 
