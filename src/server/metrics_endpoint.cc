@@ -103,6 +103,12 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
       metrics::Collected online{"strata_drives_online",
                                 "Drives of each erasure-coded pool that are online.", "gauge", {}};
       metrics::Collected total{"strata_drives", "Drives of each erasure-coded pool.", "gauge", {}};
+      metrics::Collected errors{
+          "strata_drive_errors_total",
+          "Errors met on each drive since start: io (reads that failed), corrupt (blocks or "
+          "shard headers that failed their checks), missing (shard files absent), write (shard "
+          "writes that failed).",
+          "counter", {}};
       constexpr storage::DriveState kStates[] = {
           storage::DriveState::kOnline, storage::DriveState::kMissing,
           storage::DriveState::kUnformatted, storage::DriveState::kFaulty};
@@ -121,8 +127,20 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
         }
         online.samples.push_back({{{"pool", pool}}, static_cast<double>(up)});
         total.samples.push_back({{{"pool", pool}}, static_cast<double>(drives.size())});
+        const std::vector<storage::DriveErrors> counts = store->DriveErrorCounts();
+        for (size_t i = 0; i < drives.size() && i < counts.size(); ++i) {
+          const storage::DriveErrors& e = counts[i];
+          for (auto [kind, n] : {std::pair{"io", e.io}, std::pair{"corrupt", e.corrupt},
+                                 std::pair{"missing", e.missing}, std::pair{"write", e.write}}) {
+            errors.samples.push_back({{{"pool", pool},
+                                       {"drive", drives[i].path},
+                                       {"position", std::to_string(drives[i].position)},
+                                       {"kind", kind}},
+                                      static_cast<double>(n)});
+          }
+        }
       }
-      for (auto* c : {&state, &online, &total}) out.push_back(std::move(*c));
+      for (auto* c : {&state, &online, &total, &errors}) out.push_back(std::move(*c));
     }
     if (!s.healers.empty()) {
       metrics::Collected queued{"strata_heal_queue_length",

@@ -96,6 +96,12 @@ bool HealJob::ChooseReference() {
   RejectOtherGenerations(slots_, slots_[ref_].header.data);
   const ShardFooter& ref = footers_[ref_];
   for (int i = 0; i < n_; ++i) {
+    // What the heal (a scrub) met on each drive: shard files missing and read
+    // errors. Shards of a removed or an older generation are marked corrupt
+    // here by design (they are rebuilt), which is no fault of the drive.
+    if (slots_[i].fault == Fault::kMissing || slots_[i].fault == Fault::kIO) {
+      store_->CountFault(i, slots_[i].fault);
+    }
     rebuild_[i] = slots_[i].fault != Fault::kNone || !has_footer_[i] ||
                   footers_[i].object_size != ref.object_size || footers_[i].trailer != ref.trailer;
   }
@@ -110,10 +116,12 @@ void HealJob::VerifyAllBlocks() {
     int good = 0;
     for (int i = 0; i < n_; ++i) {
       if (slots_[i].fault != Fault::kNone) continue;
-      if (ReadVerifiedBlock(slots_[i], layout_, s, len, buf_[i].data(), &why) == Fault::kNone) {
+      const Fault f = ReadVerifiedBlock(slots_[i], layout_, s, len, buf_[i].data(), &why);
+      if (f == Fault::kNone) {
         ++good;
       } else {
         rebuild_[i] = true;
+        store_->CountFault(i, f);
       }
     }
     if (good < k_) result_.unrecoverable = true;

@@ -12,6 +12,7 @@
 // Formats: docs/formats/shard-file.md, docs/formats/drive-format.md.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -139,6 +140,10 @@ class ErasureStoreImpl final : public ErasureDataStore {
   int m() const override { return m_; }
   std::vector<DriveInfo> Drives() override;
   std::vector<DriveInfo> DriveStates() override;
+  std::vector<DriveErrors> DriveErrorCounts() override;
+  // Counts fault `f` met on drive i (kNone and kOffline count nothing).
+  void CountFault(int i, Fault f);
+  void CountWriteError(int i);
   void SetHealCallback(std::function<void(const std::string& id)> callback) override;
   Result<HealResult> Heal(const std::string& id) override;  // erasure_heal.cc
   Result<std::vector<std::string>> ListIds() override;
@@ -237,6 +242,10 @@ class ErasureStoreImpl final : public ErasureDataStore {
   std::mutex reformat_mu_;
   std::function<void(const std::string&)> heal_cb_;
   std::shared_mutex id_locks_[kIdLocks];
+  struct ErrorCounters {
+    std::atomic<uint64_t> io{0}, corrupt{0}, missing{0}, write{0};
+  };
+  std::unique_ptr<ErrorCounters[]> errors_;  // one per drive
 };
 
 }  // namespace strata::storage::internal

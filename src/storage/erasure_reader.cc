@@ -46,6 +46,7 @@ class ErasureReader : public DataReader {
   std::vector<BlockState> state_;
   std::vector<Fault> fault_;
   std::vector<std::string> why_;
+  std::vector<bool> slot_counted_;  // slot faults counted (drive error counters)
   bool heal_reported_ = false;
   std::unique_ptr<Checksummer> crc_;
 };
@@ -61,7 +62,8 @@ ErasureReader::ErasureReader(ErasureStoreImpl* store, std::string id, uint64_t s
       cache_(n_),
       state_(n_, BlockState::kUnknown),
       fault_(n_, Fault::kNone),
-      why_(n_) {
+      why_(n_),
+      slot_counted_(n_, false) {
   STRATA_CHECK(static_cast<int>(slots_.size()) == n_ && ref >= 0 && ref < n_ &&
                    slots_[ref].header_checked,
                "reader needs one slot per drive and a verified reference");
@@ -119,12 +121,17 @@ void ErasureReader::ReadBlockToCache(int i) {
     state_[i] = BlockState::kBad;
     fault_[i] = slot.fault;
     why_[i] = slot.why;
+    if (!slot_counted_[i]) {  // a shard that cannot be used counts once per reader
+      slot_counted_[i] = true;
+      store_->CountFault(i, slot.fault);
+    }
     return;
   }
   SizeCacheBlock(i);
   fault_[i] =
       ReadVerifiedBlock(slot, layout_, cache_stripe_, cache_len_, cache_[i].data(), &why_[i]);
   state_[i] = fault_[i] == Fault::kNone ? BlockState::kGood : BlockState::kBad;
+  store_->CountFault(i, fault_[i]);
 }
 
 Status ErasureReader::LoadDataBlock(uint64_t s, int i) {

@@ -69,7 +69,13 @@ namespace internal {
 
 ErasureStoreImpl::ErasureStoreImpl(io::FileSystem* fs, std::vector<Drive> drives, int k, int m,
                                    size_t block, std::unique_ptr<ec::ErasureCode> code)
-    : fs_(fs), drives_(std::move(drives)), k_(k), m_(m), block_(block), code_(std::move(code)) {
+    : fs_(fs),
+      drives_(std::move(drives)),
+      k_(k),
+      m_(m),
+      block_(block),
+      code_(std::move(code)),
+      errors_(std::make_unique<ErrorCounters[]>(drives_.size())) {
   const std::string layout = std::to_string(k_) + "+" + std::to_string(m_) + " over " +
                              std::to_string(drives_.size()) + " drives, block " +
                              std::to_string(block_);
@@ -206,6 +212,31 @@ Status ErasureStoreImpl::Remove(const std::string& id) {
   }
   if (!any) return NotFound("data " + id + ": no shard on any drive");
   return Status::OK();
+}
+
+std::vector<DriveErrors> ErasureStoreImpl::DriveErrorCounts() {
+  std::vector<DriveErrors> out(drives_.size());
+  for (size_t i = 0; i < drives_.size(); ++i) {
+    out[i] = {errors_[i].io.load(), errors_[i].corrupt.load(), errors_[i].missing.load(),
+              errors_[i].write.load()};
+  }
+  return out;
+}
+
+void ErasureStoreImpl::CountFault(int i, Fault f) {
+  CheckIndex(i);
+  switch (f) {
+    case Fault::kNone:
+    case Fault::kOffline: return;
+    case Fault::kIO: ++errors_[i].io; return;
+    case Fault::kMissing: ++errors_[i].missing; return;
+    case Fault::kCorrupt: ++errors_[i].corrupt; return;
+  }
+}
+
+void ErasureStoreImpl::CountWriteError(int i) {
+  CheckIndex(i);
+  ++errors_[i].write;
 }
 
 std::vector<DriveInfo> ErasureStoreImpl::DriveStates() {

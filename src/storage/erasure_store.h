@@ -51,6 +51,18 @@ struct DriveInfo {
   uint64_t shard_files = 0;
 };
 
+// Errors met on one drive since the store opened, by kind: reads, heals and
+// scrubs count the faults they meet on that drive's shards (a drive that is
+// not online counts nothing: that is its state), writes count shard writes
+// that failed.
+struct DriveErrors {
+  uint64_t io = 0;       // reads that failed
+  uint64_t corrupt = 0;  // blocks, headers or footers that failed their checks
+  uint64_t missing = 0;  // shard files absent where the data needs one
+  uint64_t write = 0;    // shard writes that failed
+  bool operator==(const DriveErrors&) const = default;
+};
+
 struct HealResult {
   int shards_rebuilt = 0;
   bool unrecoverable = false;  // fewer than k good shards
@@ -75,6 +87,8 @@ class ErasureDataStore : public DataStore {
   // The same without counting shard files (shard_files 0): cheap enough for
   // every metrics scrape.
   virtual std::vector<DriveInfo> DriveStates() = 0;
+  // Per drive, in position order.
+  virtual std::vector<DriveErrors> DriveErrorCounts() = 0;
 
   // Called (from the reading or writing thread) with the id of data that
   // needed reconstruction, had a shard file missing, or was written with

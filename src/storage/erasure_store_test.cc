@@ -306,5 +306,48 @@ INSTANTIATE_TEST_SUITE_P(Layouts, ErasureStoreTest,
                                   std::to_string(info.param.m);
                          });
 
+
+// Drive error counters (DriveErrorCounts, strata_drive_errors_total): each
+// kind lands on the drive it happened on, a missing shard counts once per
+// reader however many stripes it spans, and the other drives count nothing.
+TEST_P(ErasureStoreTest, DriveErrorsAreCountedPerDrive) {
+  if (g_.m == 0) GTEST_SKIP() << "no redundancy to read past a fault";
+  const size_t size = 3 * stripe() + 1;
+  const std::string data = Pattern(size, 21);
+  auto counts = [&] { return store_->DriveErrorCounts(); };
+  EXPECT_EQ(counts(), std::vector<DriveErrors>(g_.n));
+  // Read errors on drive 0.
+  ASSERT_TRUE(Write(Id(1), data).ok());
+  fault_->AddRule({io::FaultOp::kRead, "/d0/", IOError("EIO"), 0, -1, -1});
+  auto got = Read(Id(1), size);
+  fault_->ClearRules();
+  ASSERT_TRUE(got.ok() && *got == data);
+  EXPECT_GE(counts()[0].io, 1u);
+  EXPECT_EQ(counts()[0].corrupt + counts()[0].missing + counts()[0].write, 0u);
+  for (int i = 1; i < g_.n; ++i) EXPECT_EQ(counts()[i], DriveErrors{}) << "drive " << i;
+  // A flipped byte in stripe 1's block on drive 0.
+  ASSERT_TRUE(Write(Id(2), data).ok());
+  FlipByte(ShardPath(0, Id(2)), BlockByte(ShardPath(0, Id(2)), 1, 5));
+  got = Read(Id(2), size);
+  ASSERT_TRUE(got.ok() && *got == data);
+  EXPECT_EQ(counts()[0].corrupt, 1u);
+  // Drive 0's shard file gone: once for the reader, over its four stripes.
+  ASSERT_TRUE(Write(Id(3), data).ok());
+  RemoveShard(0, Id(3));
+  got = Read(Id(3), size);
+  ASSERT_TRUE(got.ok() && *got == data);
+  EXPECT_EQ(counts()[0].missing, 1u);
+  for (int i = 1; i < g_.n; ++i) EXPECT_EQ(counts()[i], DriveErrors{}) << "drive " << i;
+  // A shard write that fails on the last drive.
+  fault_->AddRule(
+      {io::FaultOp::kAppend, "/d" + std::to_string(g_.n - 1) + "/", IOError("EIO"), 0, -1, -1});
+  Write(Id(4), data).IgnoreError();  // kept by quorum or not: the drive's error counts
+  fault_->ClearRules();
+  EXPECT_EQ(counts()[g_.n - 1].write, 1u);
+  // A heal (a scrub) counts what it meets: drive 0's missing shard of Id(3).
+  ASSERT_TRUE(store_->Heal(Id(3)).ok());
+  EXPECT_EQ(counts()[0].missing, 2u);
+}
+
 }  // namespace
 }  // namespace strata::storage::erasure_test

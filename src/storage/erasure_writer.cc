@@ -107,6 +107,7 @@ void ErasureWriter::Fail(int i, const Status& st) {
   Shard& sh = shards_[i];
   if (!sh.active) return;
   sh.active = false;
+  store_->CountWriteError(i);
   sh.error = st.WithContext(store_->drive(i).path);
   if (sh.file) sh.file->Close().IgnoreError();
   sh.file.reset();

@@ -287,6 +287,46 @@ class DriveMetricsTest(unittest.TestCase):
     for that state, 0 for the others), strata_drives_online how many are up; a drive directory
     removed while the server runs reads "missing" at the next scrape."""
 
+    def test_errors_count_on_their_drive(self):
+        tmp = tempfile.mkdtemp(prefix="strata-drive-errors-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        drives = [os.path.join(tmp, f"d{i}") for i in range(3)]
+        mport = free_port()
+        server = Server(data_dir=os.path.join(tmp, "meta"),
+                        extra_args=["--drives", ",".join(drives), "--ec", "2+1",
+                                    "--scrub-interval-s", "0", "--kv-listen", "off",
+                                    "--metrics-listen", f"127.0.0.1:{mport}"]).start()
+        self.addCleanup(server.cleanup)
+        s3 = server.boto3_client()
+        b = unique_name("de")
+        s3.create_bucket(Bucket=b)
+        body = os.urandom(600000)
+        s3.put_object(Bucket=b, Key="k", Body=body)
+
+        def errors(drive, kind):
+            return sample(scrape(mport, token=None)[2], "strata_drive_errors_total", drive=drive,
+                          kind=kind)
+        for d in drives:
+            for kind in ("io", "corrupt", "missing", "write"):
+                self.assertEqual(errors(d, kind), 0, (d, kind))
+        # Bitrot in the middle of drive 1's shard of the object (its largest file; the
+        # bucket marker has one too): the heal of the object meets it there.
+        shards = [os.path.join(r, f) for r, _, fs in os.walk(os.path.join(drives[1], "shards"))
+                  for f in fs]
+        shard = max(shards, key=os.path.getsize)
+        self.assertGreater(os.path.getsize(shard), 300000)
+        with open(shard, "r+b") as f:
+            f.seek(os.path.getsize(shard) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0x5a]))
+        status, doc = harness.admin(server, "POST", "heal-object", bucket=b, key="k")
+        self.assertEqual(status, 200, doc)
+        self.assertGreaterEqual(errors(drives[1], "corrupt"), 1)
+        self.assertEqual(errors(drives[0], "corrupt"), 0)
+        self.assertEqual(errors(drives[2], "corrupt"), 0)
+        self.assertEqual(s3.get_object(Bucket=b, Key="k")["Body"].read(), body)
+
     def test_a_removed_drive_reads_missing(self):
         tmp = tempfile.mkdtemp(prefix="strata-drive-metrics-")
         self.addCleanup(shutil.rmtree, tmp, True)
