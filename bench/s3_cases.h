@@ -72,6 +72,9 @@ void RunAuditOverhead(const CaseOptions& opt, const std::string& binary, Report&
 // without a notification configuration, one notified to a live receiver, and
 // one notified to a receiver that is down, runs interleaved.
 void RunNotifyOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
+// The time of a GET /metrics with `buckets` buckets (metrics_cases.cc).
+void RunMetricsScrape(const CaseOptions& opt, const std::string& binary, int buckets,
+                      Report& report);
 void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
 // Large object: one stream, and `large_streams` multipart parts / ranges.
 void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);

@@ -55,7 +55,7 @@ namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "versions", "access", "sse", "ec",
-                                         "kv",        "kv_index", "audit", "notify"};
+                                         "kv",        "kv_index", "audit", "notify", "metrics"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
                                         "list",  "versions", "access", "sse"};
 
@@ -143,7 +143,8 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, notify, kv, kv_index")
+                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, notify, metrics, kv, "
+                             "kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
                  "with --endpoint: that server's KV listener (for the kv group)")
@@ -323,6 +324,20 @@ void RunNotify(const Options& opt, Report& report) {
   RunS3Case("notify setup", report, [&] { RunNotifyOverhead(opt.s3, binary, report); });
 }
 
+// The metrics group: its own server, 10,000 buckets (smoke: 200), scrape time.
+void RunMetrics(const Options& opt, Report& report) {
+  if (!opt.cases.count("metrics")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("metrics", "metrics group", Unit::kMilliseconds);
+    row.note = "n/a (starts its own server; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("metrics setup", report,
+            [&] { RunMetricsScrape(opt.s3, binary, opt.smoke ? 200 : 10'000, report); });
+}
+
 // The kv group: its own server with a KV listener, or --endpoint + --kv-endpoint.
 void RunKv(const Options& opt, Report& report) {
   if (!opt.cases.count("kv")) return;
@@ -403,13 +418,14 @@ int Main(int argc, char** argv) {
   RunEc(opt, report);
   RunAudit(opt, report);
   RunNotify(opt, report);
+  RunMetrics(opt, report);
   RunKv(opt, report);
   if (opt.cases.count("kv_index")) {
     RunS3Case("kv_index", report,
               [&] { RunKvIndex(opt.s3, opt.smoke ? 100'000 : 10'000'000, report); });
   }
   if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv") ||
-      opt.cases.count("audit") || opt.cases.count("notify")) {
+      opt.cases.count("audit") || opt.cases.count("notify") || opt.cases.count("metrics")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }
 
