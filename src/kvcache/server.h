@@ -26,6 +26,10 @@
 #include "kvcache/transport.h"
 #include "object/engine.h"
 
+namespace strata::energy {
+class Meter;
+}
+
 namespace strata::kvcache {
 
 class ConnectionPool;
@@ -52,6 +56,9 @@ struct ServerOptions {
   // Whole-block GETs of file-backed blocks with a CRC go out by sendfile (the
   // client verifies the CRC); false: every block through the checked reader.
   bool zero_copy = true;
+  // Set: each operation's thread CPU time and bytes go to its namespace's
+  // energy figures (energy/meter.h).
+  energy::Meter* energy = nullptr;
   // Wall-clock nanoseconds (recency, TTL, pins, AUTH back-off); tests inject their own.
   std::function<uint64_t()> clock_ns;
 

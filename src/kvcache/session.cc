@@ -7,6 +7,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "energy/meter.h"
 
 namespace strata::kvcache {
 
@@ -143,7 +144,8 @@ void Session::Reply(const FrameHeader& req, WireStatus status, std::string_view 
 
 Namespace* Session::Lookup(uint64_t handle) const {
   if (handle == 0 || handle > handles_.size()) return nullptr;
-  return handles_[handle - 1];
+  op_ns_ = handles_[handle - 1];
+  return op_ns_;
 }
 
 // ---- the frame loop ----------------------------------------------------------
@@ -231,6 +233,20 @@ Status Session::ServeFrame() {
 }
 
 Status Session::Dispatch(const FrameHeader& h) {
+  energy::Meter* meter = ctx_->options.energy;
+  if (!meter) return DispatchOp(h);
+  const double cpu = energy::ThreadCpuSeconds();
+  op_ns_ = nullptr;
+  op_bytes_ = h.payload_len;
+  Status st = DispatchOp(h);
+  if (op_ns_) {
+    meter->Record({{energy::WorkloadKind::kKvNamespace, op_ns_->bucket()}},
+                  energy::ThreadCpuSeconds() - cpu, op_bytes_);
+  }
+  return st;
+}
+
+Status Session::DispatchOp(const FrameHeader& h) {
   const uint8_t op = static_cast<uint8_t>(h.op);
   if (!proto::IsKnownOp(op)) {
     RETURN_IF_ERROR(Skip(h.payload_len));

@@ -71,6 +71,7 @@ class Session {
   Status Flush();
 
   Status Dispatch(const proto::FrameHeader& h);
+  Status DispatchOp(const proto::FrameHeader& h);
   Status HandleHello(const proto::FrameHeader& h, std::string_view payload);
   Status HandleAuth(const proto::FrameHeader& h, std::string_view payload);
   // Replies DENIED and ends the connection while its address backs off.
@@ -108,6 +109,10 @@ class Session {
 
   const ServerContext* ctx_;
   Connection* conn_;
+  // The operation being dispatched: the namespace it named and the bytes it
+  // moved (its payload, the block bytes served), for the energy figures.
+  mutable Namespace* op_ns_ = nullptr;
+  uint64_t op_bytes_ = 0;
   std::unique_ptr<char[]> in_;
   size_t in_cap_ = 0, in_pos_ = 0, in_end_ = 0;
   std::string out_;

@@ -161,6 +161,7 @@ Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::G
     // then asks for STATS (on any connection) must find them counted. A
     // send that fails ends the connection; its block is then over-counted.
     ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
+    op_bytes_ += results[i].length;
     if (rec.is_inline) {
       std::string_view parts[2] = {out_, std::string_view(rec.inline_data).substr(off, left)};
       RETURN_IF_ERROR(conn_->WriteAll(parts));

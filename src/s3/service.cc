@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/time_util.h"
+#include "energy/meter.h"
 #include "s3/access.h"
 #include "s3/bucket_configs.h"
 #include "s3/cors.h"
@@ -222,10 +223,11 @@ class CountingSource : public ByteSource {
 
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
-  if (!meters_ && !config_.access_log && !config_.audit) {
+  if (!meters_ && !config_.access_log && !config_.audit && !config_.energy) {
     return HandleRequest(req, raw_body, raw_out, nullptr);
   }
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = config_.energy ? energy::ThreadCpuSeconds() : 0;
   if (meters_) meters_->in_flight.Add(1);
   CountingSource body(raw_body);
   CountingWriter out(raw_out);
@@ -240,6 +242,11 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
     HandleRequest(req, body, out, &facts);
   }
   if (config_.audit && actor.changes == 0) AuditUnchanged(req, facts, out.status());
+  if (config_.energy) {
+    config_.energy->Record({{energy::WorkloadKind::kBucket, actor.bucket},
+                            {energy::WorkloadKind::kIdentity, actor.identity}},
+                           energy::ThreadCpuSeconds() - cpu_start, body.bytes() + out.bytes());
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (meters_) {

@@ -42,6 +42,7 @@ std::pair<int, std::string> ServerAdminApi::Handle(
   } else if (action.starts_with("audit-")) {
     return AdminError(409, "the audit trail is off (--audit off)");
   }
+  if (auto r = HandleEnergyAction(energy_, method, action)) return *r;
   auto q = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : query) {
       if (k == name) return &v;

@@ -25,6 +25,10 @@
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
 
+namespace strata::energy {
+class Meter;
+}
+
 namespace strata::server {
 
 // One pool as `GET tiers` describes it (what the engine does not know).
@@ -60,6 +64,7 @@ class ServerAdminApi : public s3::AdminApi {
     audit_ = audit;
     audit_export_ = std::move(exports);
   }
+  void SetEnergy(energy::Meter* meter) { energy_ = meter; }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -81,6 +86,7 @@ class ServerAdminApi : public s3::AdminApi {
   kms::KeyService* kms_;
   audit::AuditLog* audit_ = nullptr;
   std::optional<AuditExport> audit_export_;
+  energy::Meter* energy_ = nullptr;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -90,6 +96,12 @@ class ServerAdminApi : public s3::AdminApi {
 // NotFound, 409 AlreadyExists / PreconditionFailed, else 500).
 std::pair<int, std::string> AdminError(int status, std::string_view message);
 std::pair<int, std::string> AdminErrorFrom(const Status& s);
+
+// The "energy" action (server/energy_admin.cc, docs/energy.md); nullopt for
+// other actions.
+std::optional<std::pair<int, std::string>> HandleEnergyAction(energy::Meter* meter,
+                                                              const std::string& method,
+                                                              const std::string& action);
 
 // The identity actions (server/iam_admin.cc, docs/admin-api.md): users, keys,
 // groups, policies. nullopt when `action` is not one of them.

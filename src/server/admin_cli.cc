@@ -416,6 +416,37 @@ int RunAdminIam(const AdminIamCommand& cmd) {
     return 0;
   }
   if (cmd.action.starts_with("audit-")) return PrintAudit(cmd, j);
+  if (cmd.action == "energy" && j.contains("node")) {
+    const auto& n = j["node"];
+    std::printf("node: %.3f J modelled (%.3f CPU-seconds, %llu bytes)",
+                n.value("modelled_joules", 0.0), n.value("process_cpu_seconds", 0.0),
+                static_cast<unsigned long long>(n.value("bytes", uint64_t{0})));
+    if (n.contains("measured_joules")) {
+      std::printf(", %.3f J measured (RAPL:", n["measured_joules"].get<double>());
+      for (const auto& d : j["rapl_domains"]) std::printf(" %s", d.get<std::string>().c_str());
+      std::printf(")");
+    } else {
+      std::printf("; no RAPL counters readable: modelled only");
+    }
+    std::printf("\n%-13s %-32s %12s %14s %14s %14s\n", "kind", "name", "cpu s", "bytes",
+                "modelled J", "measured J");
+    for (const auto& w : j["workloads"]) {
+      char measured[32] = "-";
+      if (w.contains("measured_joules")) {
+        std::snprintf(measured, sizeof measured, "%.3f", w["measured_joules"].get<double>());
+      }
+      std::printf("%-13s %-32s %12.3f %14llu %14.3f %14s\n", w.value("kind", "").c_str(),
+                  w.value("name", "").c_str(), w.value("cpu_seconds", 0.0),
+                  static_cast<unsigned long long>(w.value("bytes", uint64_t{0})),
+                  w.value("modelled_joules", 0.0), measured);
+    }
+    const auto& c = j["coefficients"];
+    std::printf("model: %g J per CPU-second, %g J/byte network, %g J/byte storage "
+                "(docs/energy.md)\n",
+                c.value("cpu_joules_per_second", 0.0), c.value("network_joules_per_byte", 0.0),
+                c.value("storage_joules_per_byte", 0.0));
+    return 0;
+  }
   if (cmd.action == "tiers" && j.contains("pools")) {
     std::printf("%-10s %-10s %-22s %10s %14s %14s %14s\n", "pool", "media", "layout", "objects",
                 "bytes", "used", "free");

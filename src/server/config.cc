@@ -134,6 +134,10 @@ void AddServerOptions(CLI::App& app, Config& c) {
   app.add_option("--metrics-token-file", c.metrics_token_file,
                  "file holding the bearer token /metrics asks for (none: no token)")
       ->type_name("FILE");
+  app.add_option("--powercap-root", c.powercap_root,
+                 "where the RAPL energy counters are (default /sys/class/powercap; none "
+                 "readable: energy figures are modelled)")
+      ->type_name("DIR");
   app.add_option_function<std::string>(
          "--listen-tls",
          [&c](const std::string& v) {
@@ -265,7 +269,7 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
 
   CLI::App* admin = app.add_subcommand(
       "admin", "operate a server: drives, heal, rebuild-index, users, keys, groups, policies, "
-               "kms, tiers, audit");
+               "kms, tiers, audit, energy");
   admin->require_subcommand(0, 1);
   AdminDrivesCommand drives;
   CLI::App* drives_cmd = admin->add_subcommand("drives", "drive states of a running server");
@@ -384,6 +388,14 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   }
   audit_query->add_flag("--json", iam.json_lines, "one JSON object per line instead of a table");
 
+  // strata admin energy: joules per node and workload (admin_cli.cc prints them).
+  {
+    CLI::App* v = admin->add_subcommand(
+        "energy", "joules per node, bucket, identity and KV namespace, measured or modelled");
+    LastOneWins(*v);
+    AddAdminOptions(*v, iam.admin);
+    verbs.push_back(IamVerb{v, "GET", "energy", {}});
+  }
   // strata admin tiers: one admin API action, printed as a table (admin_cli.cc).
   {
     CLI::App* v = admin->add_subcommand("tiers", "pools, storage classes, capacity and objects per tier");
@@ -479,7 +491,7 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   }
   if (admin->parsed())
     return cli::Usage("admin needs a command: drives, heal, rebuild-index, user, key, group, "
-                      "policy, kms, tiers or audit",
+                      "policy, kms, tiers, audit or energy",
                       admin->help("strata"));
   return cli::Usage("missing command: server or admin", app.help());
 }

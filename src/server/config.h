@@ -131,6 +131,9 @@ struct Config {
   std::string metrics_listen_host = "127.0.0.1";
   int metrics_listen_port = -1;
   std::string metrics_token_file;
+  // Energy (docs/energy.md): RAPL counters under this powercap tree when
+  // readable (measured), else the model only.
+  std::string powercap_root = "/sys/class/powercap";
   // Logs: JSON Lines (common/log.h) or text; one line per S3 request with
   // --access-log.
   bool json_logs = true;

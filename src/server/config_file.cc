@@ -271,6 +271,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       }
     } else if (key == "metrics_token_file") {
       r.String(v, key, &c->metrics_token_file);
+    } else if (key == "powercap_root") {
+      r.String(v, key, &c->powercap_root);
     } else if (key == "access_log") {
       if (auto b = v.value<bool>(); v.is_boolean() && b) {
         c->access_log = *b;
@@ -342,7 +344,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Fail(v, key,
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
-             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, access_log, "
+             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, powercap_root, "
+             "access_log, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "
              "audit_export_records, audit_export_seconds, [[pool]], [storage_classes], "

@@ -32,6 +32,7 @@
 #include "object/engine.h"
 #include "object/rebuild.h"
 #include "object/usage.h"
+#include "energy/meter.h"
 #include "remote/remote_store.h"
 #include "s3/bucket_configs.h"
 #include "s3/service.h"
@@ -523,7 +524,21 @@ int RunServer(const Config& cfg) {
     }
   }
 
+  // Energy (docs/energy.md): measured where RAPL counters are readable,
+  // modelled always, per node and per workload.
+  const std::string media = cfg.pools.empty() ? "hot" : cfg.pools.front().media;
+  energy::Meter meter(energy::ForMedia(media),
+                      energy::RaplReader::Open(st.fs.get(), cfg.powercap_root),
+                      energy::ProcessCpuSeconds);
+  STRATA_LOG("energy: %s", meter.measured()
+                               ? ("measured by the RAPL counters under " + cfg.powercap_root +
+                                  ", and modelled").c_str()
+                               : ("modelled (no readable RAPL counters under " +
+                                  cfg.powercap_root + ")").c_str());
+  admin.SetEnergy(&meter);
+
   s3::ServiceConfig scfg;
+  scfg.energy = &meter;
   scfg.metrics = registry.get();
   scfg.access_log = cfg.access_log;
   scfg.audit = audit_log.get();
@@ -615,6 +630,7 @@ int RunServer(const Config& cfg) {
     kvo.host = cfg.kv_listen_host;
     kvo.port = static_cast<uint16_t>(cfg.kv_listen_port);
     kvo.region = cfg.region;
+    kvo.energy = &meter;
     kvo.worker_threads = cfg.kv_workers;
     kvo.max_connections = static_cast<size_t>(cfg.kv_max_connections);
     kvo.max_connections_per_address = static_cast<size_t>(cfg.kv_max_connections_per_ip);
@@ -651,6 +667,7 @@ int RunServer(const Config& cfg) {
     sources.audit = audit_log.get();
     sources.notifier = notifier.get();
     sources.usage = usage->get();
+    sources.energy = &meter;
     sources.healers = named_healers;
     sources.erasure = named_erasure;
     sources.kv = [&kv]() -> const kvcache::Server* { return kv.get(); };

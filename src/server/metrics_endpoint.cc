@@ -61,6 +61,30 @@ void AddServerCollectors(metrics::Registry& registry, MetricsSources sources) {
                      "The seq of the latest signed checkpoint.", "gauge",
                      {{{}, static_cast<double>(a.checkpoint_seq)}}});
     }
+    if (s.energy) {
+      const energy::EnergyReport r = s.energy->Snapshot();
+      metrics::Collected node{"strata_energy_joules_total",
+                              "Energy of the node since start: source=\"measured\" from the "
+                              "RAPL package counters (every process on the package), "
+                              "source=\"modelled\" from CPU-seconds and bytes (docs/energy.md).",
+                              "counter", {}};
+      node.samples.push_back({{{"source", "modelled"}}, r.node_modelled_joules});
+      if (r.node_measured_joules) {
+        node.samples.push_back({{{"source", "measured"}}, *r.node_measured_joules});
+      }
+      metrics::Collected work{"strata_energy_workload_joules_total",
+                              "Modelled energy of each workload (bucket, identity, KV namespace) "
+                              "since start: its CPU-seconds and bytes times the coefficients.",
+                              "counter", {}};
+      for (const energy::WorkloadFigure& w : r.workloads) {
+        work.samples.push_back({{{"kind", std::string(energy::WorkloadKindName(w.kind))},
+                                 {"workload", w.name},
+                                 {"source", "modelled"}},
+                                w.modelled_joules});
+      }
+      out.push_back(std::move(node));
+      out.push_back(std::move(work));
+    }
     if (s.usage) {
       metrics::Collected objects{"strata_bucket_objects",
                                  "Object versions each bucket holds (delete markers not counted).",

@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "http/server.h"
 #include "kvcache/server.h"
+#include "energy/meter.h"
 #include "notify/notifier.h"
 #include "object/usage.h"
 #include "storage/erasure_store.h"
@@ -39,6 +40,7 @@ struct MetricsSources {
   audit::AuditLog* audit = nullptr;  // null: the trail is off
   notify::Notifier* notifier = nullptr;  // null: no webhook targets
   object::UsageCounter* usage = nullptr;  // per-bucket objects and bytes
+  energy::Meter* energy = nullptr;        // joules per node and workload
 };
 void AddServerCollectors(metrics::Registry& registry, MetricsSources sources);
 

@@ -47,6 +47,12 @@ class KvMetricsTest(harness.unittest.TestCase):
                               ("bytes_served", "strata_kv_served_bytes_total"),
                               ("lookups", "strata_kv_lookups_total")):
             self.assertEqual(sample(text, metric, namespace=name), st[field], field)
+        # Energy (docs/energy.md): the namespace's operations are a workload of their own,
+        # at least the bytes they moved (4 blocks in, 4 out) at 3 nJ per byte.
+        joules = sample(text, "strata_energy_workload_joules_total", kind="kv_namespace",
+                        workload=name, source="modelled")
+        self.assertIsNotNone(joules, text[-3000:])
+        self.assertGreater(joules, 8 * BLOCK * 3e-9)
         r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                            text=True, timeout=60)
         self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))

@@ -19,6 +19,9 @@
 namespace strata::audit {
 class AuditLog;
 }
+namespace strata::energy {
+class Meter;
+}
 namespace strata::kms {
 class KeyService;
 }
@@ -43,6 +46,9 @@ struct ServiceConfig {
   // engine writes to; the service adds one for every request that changed
   // nothing but was denied or meant to change something.
   audit::AuditLog* audit = nullptr;
+  // Set: each request's thread CPU time and bytes go to its bucket's and
+  // identity's energy figures (energy/meter.h).
+  energy::Meter* energy = nullptr;
   std::string domain;
   bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
