@@ -287,8 +287,10 @@ class DriveMetricsTest(unittest.TestCase):
     for that state, 0 for the others), strata_drives_online how many are up; a drive directory
     removed while the server runs reads "missing" at the next scrape."""
 
-    def test_errors_count_on_their_drive(self):
-        tmp = tempfile.mkdtemp(prefix="strata-drive-errors-")
+    def start_on_three_drives(self):
+        """A 2+1 server on three fresh drives (removed when the test ends): the server,
+        its metrics port, the drive directories."""
+        tmp = tempfile.mkdtemp(prefix="strata-drive-metrics-")
         self.addCleanup(shutil.rmtree, tmp, True)
         drives = [os.path.join(tmp, f"d{i}") for i in range(3)]
         mport = free_port()
@@ -297,6 +299,10 @@ class DriveMetricsTest(unittest.TestCase):
                                     "--scrub-interval-s", "0", "--kv-listen", "off",
                                     "--metrics-listen", f"127.0.0.1:{mport}"]).start()
         self.addCleanup(server.cleanup)
+        return server, mport, drives
+
+    def test_errors_count_on_their_drive(self):
+        server, mport, drives = self.start_on_three_drives()
         s3 = server.boto3_client()
         b = unique_name("de")
         s3.create_bucket(Bucket=b)
@@ -328,40 +334,30 @@ class DriveMetricsTest(unittest.TestCase):
         self.assertEqual(s3.get_object(Bucket=b, Key="k")["Body"].read(), body)
 
     def test_a_removed_drive_reads_missing(self):
-        tmp = tempfile.mkdtemp(prefix="strata-drive-metrics-")
-        self.addCleanup(shutil.rmtree, tmp, True)
-        drives = [os.path.join(tmp, f"d{i}") for i in range(3)]
-        mport = free_port()
-        server = Server(data_dir=os.path.join(tmp, "meta"),
-                        extra_args=["--drives", ",".join(drives), "--ec", "2+1",
-                                    "--scrub-interval-s", "0", "--kv-listen", "off",
-                                    "--metrics-listen", f"127.0.0.1:{mport}"]).start()
-        try:
-            s3 = server.boto3_client()
-            b = unique_name("dm")
-            s3.create_bucket(Bucket=b)
-            s3.put_object(Bucket=b, Key="k", Body=os.urandom(300000))
-            _, _, text = scrape(mport, token=None)
-            self.assertEqual(sample(text, "strata_drives", pool=""), 3)
-            self.assertEqual(sample(text, "strata_drives_online", pool=""), 3)
-            for pos, d in enumerate(drives):
-                self.assertEqual(sample(text, "strata_drive_state", drive=d, state="online"), 1, d)
-                self.assertEqual(sample(text, "strata_drive_state", drive=d, state="missing"), 0)
-                self.assertEqual(sample(text, "strata_drive_state", drive=d,
-                                        position=str(pos), state="faulty"), 0)
-            shutil.rmtree(drives[1])
-            _, _, text = scrape(mport, token=None)
-            self.assertEqual(sample(text, "strata_drives_online", pool=""), 2)
-            self.assertEqual(sample(text, "strata_drive_state", drive=drives[1], state="missing"), 1)
-            self.assertEqual(sample(text, "strata_drive_state", drive=drives[1], state="online"), 0)
-            self.assertEqual(sample(text, "strata_drive_state", drive=drives[0], state="online"), 1)
-            # Still readable (2 of 3 shards), and the exposition is still valid.
-            self.assertEqual(len(s3.get_object(Bucket=b, Key="k")["Body"].read()), 300000)
-            r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
-                               text=True, timeout=60)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        finally:
-            server.cleanup()
+        server, mport, drives = self.start_on_three_drives()
+        s3 = server.boto3_client()
+        b = unique_name("dm")
+        s3.create_bucket(Bucket=b)
+        s3.put_object(Bucket=b, Key="k", Body=os.urandom(300000))
+        _, _, text = scrape(mport, token=None)
+        self.assertEqual(sample(text, "strata_drives", pool=""), 3)
+        self.assertEqual(sample(text, "strata_drives_online", pool=""), 3)
+        for pos, d in enumerate(drives):
+            self.assertEqual(sample(text, "strata_drive_state", drive=d, state="online"), 1, d)
+            self.assertEqual(sample(text, "strata_drive_state", drive=d, state="missing"), 0)
+            self.assertEqual(sample(text, "strata_drive_state", drive=d,
+                                    position=str(pos), state="faulty"), 0)
+        shutil.rmtree(drives[1])
+        _, _, text = scrape(mport, token=None)
+        self.assertEqual(sample(text, "strata_drives_online", pool=""), 2)
+        self.assertEqual(sample(text, "strata_drive_state", drive=drives[1], state="missing"), 1)
+        self.assertEqual(sample(text, "strata_drive_state", drive=drives[1], state="online"), 0)
+        self.assertEqual(sample(text, "strata_drive_state", drive=drives[0], state="online"), 1)
+        # Still readable (2 of 3 shards), and the exposition is still valid.
+        self.assertEqual(len(s3.get_object(Bucket=b, Key="k")["Body"].read()), 300000)
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
 if __name__ == "__main__":
