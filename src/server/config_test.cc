@@ -337,7 +337,7 @@ TEST(CommandLine, UsageErrors) {
   EXPECT_CONTAINS(refused({}).message, "missing command");
   EXPECT_EQ(refused({}).exit_code(), 2);
   EXPECT_CONTAINS(refused({"serve"}).message, "serve");
-  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group, policy, kms, tiers or audit");
+  EXPECT_CONTAINS(refused({"admin"}).message, "drives, heal, rebuild-index, user, key, group, policy, kms, tiers, audit or energy");
   EXPECT_EQ(refused({"admin", "kms", "rotate"}).exit_code(), 2);  // needs the key
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p"}).message, "--user or --group");
   EXPECT_CONTAINS(refused({"admin", "policy", "attach", "p", "--user", "u", "--group", "g"}).message,
