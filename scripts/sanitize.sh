@@ -49,7 +49,7 @@ asan)
     (cd "$root/tests/integration" &&
       STRATA_BIN="$build/strata" STRATA_SANITIZED=1 \
         ASAN_OPTIONS="$ASAN_OPTIONS:log_exe_name=0" \
-        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit test_notify})
+        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit test_notify test_access_logging})
   fi
   ;;
 tsan)

@@ -32,6 +32,11 @@ inline constexpr std::string_view kBlockMetadata = "kv-meta";
 // block name: those have a '/' after the digest).
 inline constexpr std::string_view kManifestSuffix = ".manifest";
 
+// Blocks (and their bytes) evicted over some stretch of time.
+struct EvictedSince {
+  uint64_t blocks = 0, bytes = 0;
+};
+
 class Namespace {
  public:
   Namespace(const Sha256Digest& digest, std::string owner, uint64_t hash_seed);
@@ -55,6 +60,10 @@ class Namespace {
 
   // Block events for routers (its own lock).
   EventLog events;
+
+  // Evicted since the last eviction summary (server.h, on_evictions).
+  std::mutex evicted_mu;
+  EvictedSince evicted_for_quota, evicted_for_ttl;  // guarded by evicted_mu
 
   // Counters (no lock).
   std::atomic<uint64_t> hits{0}, misses{0}, bytes_served{0}, bytes_requested{0}, evictions{0},

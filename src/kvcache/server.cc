@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <utility>
 
 #include "common/log.h"
 #include "kvcache/conn_pool.h"
@@ -9,7 +10,8 @@
 namespace strata::kvcache {
 
 void DeleteBlocks(object::ObjectEngine* engine, Namespace* ns, const std::vector<std::string>& keys,
-                  bool evicted) {
+                  Removal why, uint64_t bytes) {
+  if (keys.empty()) return;
   for (const std::string& key : keys) {
     ns->events.Add(proto::EventKind::kRemoved, key);
     Status st = engine->DeleteObject(ns->bucket(), ns->ObjectKey(key));
@@ -18,7 +20,12 @@ void DeleteBlocks(object::ObjectEngine* engine, Namespace* ns, const std::vector
     if (!st.ok())
       STRATA_LOG("kv: deleting a block of %s: %s", ns->bucket().c_str(), st.ToString().c_str());
   }
-  if (evicted) ns->evictions.fetch_add(keys.size(), std::memory_order_relaxed);
+  if (why == Removal::kDeleted) return;
+  ns->evictions.fetch_add(keys.size(), std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(ns->evicted_mu);
+  EvictedSince& e = why == Removal::kQuota ? ns->evicted_for_quota : ns->evicted_for_ttl;
+  e.blocks += keys.size();
+  e.bytes += bytes;
 }
 
 Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
@@ -112,13 +119,38 @@ void Server::AcceptLoop() {
 }
 
 void Server::SweepLoop() {
+  using Clock = std::chrono::steady_clock;
+  const auto summary_every = std::chrono::milliseconds(ctx_.options.eviction_summary_interval_ms);
+  auto next_summary = Clock::now() + summary_every;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     cv_.wait_for(lock, std::chrono::milliseconds(ctx_.options.sweep_interval_ms));
     if (stopping_) break;
     lock.unlock();
     Sweep();
+    if (Clock::now() >= next_summary) {
+      SummarizeEvictions();
+      next_summary = Clock::now() + summary_every;
+    }
     lock.lock();
+  }
+}
+
+void Server::SummarizeEvictions() {
+  if (!ctx_.options.on_evictions || !registry_) return;
+  std::lock_guard<std::mutex> serial(summary_mu_);  // the sweeper's and Stop's never interleave
+  for (Namespace* ns : registry_->All()) {
+    EvictionSummary s;
+    {
+      std::lock_guard<std::mutex> lock(ns->evicted_mu);
+      s.quota_blocks = std::exchange(ns->evicted_for_quota.blocks, 0);
+      s.quota_bytes = std::exchange(ns->evicted_for_quota.bytes, 0);
+      s.ttl_blocks = std::exchange(ns->evicted_for_ttl.blocks, 0);
+      s.ttl_bytes = std::exchange(ns->evicted_for_ttl.bytes, 0);
+    }
+    if (s.quota_blocks == 0 && s.ttl_blocks == 0) continue;
+    s.bucket = ns->bucket();
+    ctx_.options.on_evictions(s);
   }
 }
 
@@ -126,15 +158,18 @@ void Server::Sweep() {
   const uint64_t now = ctx_.NowNs();
   for (Namespace* ns : registry_->All()) {
     std::vector<std::string> evicted;
+    uint64_t freed = 0;
     {
       std::lock_guard<std::mutex> lock(ns->mu);
       ns->index.ExpirePins(now);
       if (ns->ttl_s != 0) {
         uint64_t ttl_ns = uint64_t{ns->ttl_s} * 1000000000ull;
+        const uint64_t before = ns->index.bytes();
         if (now > ttl_ns) ns->index.EvictIdle(now - ttl_ns, &evicted);
+        freed = before - ns->index.bytes();
       }
     }
-    DeleteBlocks(ctx_.engine, ns, evicted, /*evicted=*/true);
+    DeleteBlocks(ctx_.engine, ns, evicted, Removal::kTtl, freed);
   }
 }
 
@@ -149,6 +184,7 @@ void Server::Stop() {
   if (accept_thread_.joinable()) accept_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();
   if (pool_) pool_->Stop();
+  SummarizeEvictions();  // the last interval's, while the audit trail still takes records
 }
 
 }  // namespace strata::kvcache

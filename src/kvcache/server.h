@@ -7,7 +7,7 @@
 // the readable ones, one reaper closing connections past their deadlines
 // (conn_pool.h; requests on a connection are handled in order, so pipelined
 // replies come back in order), one sweeper (TTL expiry and pin expiry, every
-// sweep_interval_ms).
+// sweep_interval_ms; also the eviction summaries, see ServerOptions::on_evictions).
 #pragma once
 
 #include <condition_variable>
@@ -42,6 +42,13 @@ struct NamespaceRights {
   bool write = true;  // PUT, DELETE, PIN, UNPIN
   bool admin = true;  // quota and TTL in OPEN_NAMESPACE
   bool any() const { return read || write || admin; }
+};
+
+// What eviction removed from one namespace since its last summary.
+struct EvictionSummary {
+  std::string bucket;                          // the namespace's bucket
+  uint64_t quota_blocks = 0, quota_bytes = 0;  // to make room for PUTs under the quota
+  uint64_t ttl_blocks = 0, ttl_bytes = 0;      // idle past the namespace's TTL
 };
 
 struct ServerOptions {
@@ -90,6 +97,12 @@ struct ServerOptions {
   std::shared_ptr<TlsContext> tls;
   // Creates every thread of the server (tests inject failures). Null: std::thread.
   ThreadFactory thread_factory;
+  // Set: every eviction_summary_interval_ms, and once more at Stop, called
+  // (on the sweeper's thread) with one summary per namespace that evicted
+  // blocks since its last one: the audit trail's KvEviction records, a few
+  // per interval however many blocks go. Null: evictions are only counted.
+  std::function<void(const EvictionSummary&)> on_evictions;
+  uint32_t eviction_summary_interval_ms = 60'000;
 };
 
 
@@ -141,6 +154,8 @@ class Server {
   void Stop();
   // Runs one sweep now (tests).
   void Sweep();
+  // Reports the evictions since the last summaries to on_evictions now (tests; Stop).
+  void SummarizeEvictions();
   ServerStats stats() const;
   std::vector<NamespaceStats> namespace_stats() const;
 
@@ -158,10 +173,14 @@ class Server {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::mutex summary_mu_;
 };
 
-// Deletes evicted blocks' objects (after the index dropped them) and counts them.
+// Why blocks leave the index.
+enum class Removal { kDeleted, kQuota, kTtl };  // a client's DELETE; evicted for room; expired
+// Deletes the objects of blocks the index dropped (`bytes` of them together)
+// and counts evicted ones in the namespace's counters and pending summary.
 void DeleteBlocks(object::ObjectEngine* engine, Namespace* ns, const std::vector<std::string>& keys,
-                  bool evicted);
+                  Removal why, uint64_t bytes);
 
 }  // namespace strata::kvcache

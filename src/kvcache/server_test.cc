@@ -384,6 +384,42 @@ TEST_F(KvServerTest, QuotaEvictsTailFirstAndPinsHold) {
   EXPECT_EQ(ObjectCount(d), 5u);  // evicted blocks' objects are deleted
 }
 
+// The audit trail's KvEviction records: one summary per namespace and
+// interval, with the blocks and bytes each cause took; a client's DELETE is
+// not an eviction, and an interval that evicted nothing reports nothing.
+TEST_F(KvServerTest, EvictionSummariesCountBlocksAndBytesByCause) {
+  std::vector<EvictionSummary> summaries;  // on_evictions runs where SummarizeEvictions is called
+  options_.on_evictions = [&](const EvictionSummary& e) { summaries.push_back(e); };
+  options_.eviction_summary_interval_ms = 3'600'000;  // only when the test asks
+  server_.reset();
+  StartServer();
+  auto c = Authed();
+  auto d = Descriptor(100);
+  d.quota_bytes = 300;
+  d.ttl_s = 10;
+  uint64_t ns = c->Open(d);
+  for (int i = 0; i < 5; ++i) {  // 5 PUTs into room for 3: 2 evicted for the quota
+    now_ns_ += 1000;
+    ASSERT_EQ(c->PutOne(ns, Key('a', i), std::string(100, 'a')), WireStatus::kOk);
+  }
+  EXPECT_EQ(c->KeysOp(Op::kDelete, ns, {Key('a', 4)}), std::vector<WireStatus>{WireStatus::kOk});
+  server_->SummarizeEvictions();
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].bucket, proto::NamespaceBucket(proto::NamespaceDigest(d)));
+  EXPECT_EQ(summaries[0].quota_blocks, 2u);
+  EXPECT_EQ(summaries[0].quota_bytes, 200u);
+  EXPECT_EQ(summaries[0].ttl_blocks, 0u);
+  server_->SummarizeEvictions();  // nothing since
+  EXPECT_EQ(summaries.size(), 1u);
+  now_ns_ += 11'000'000'000ull;  // the 2 left are idle past the TTL
+  server_->Sweep();
+  server_->Stop();  // reports the last interval
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[1].quota_blocks, 0u);
+  EXPECT_EQ(summaries[1].ttl_blocks, 2u);
+  EXPECT_EQ(summaries[1].ttl_bytes, 200u);
+}
+
 TEST_F(KvServerTest, ReadingWhileEvicting) {
   constexpr size_t kBlock = 160 * 1024;  // file-backed
   constexpr int kBlocks = 40;

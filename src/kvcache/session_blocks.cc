@@ -237,8 +237,10 @@ Status Session::HandlePut(const FrameHeader& h) {
 Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
   WireStatus st = WireStatus::kOk;
   std::vector<std::string> evicted;
+  uint64_t freed = 0;
   {
     std::lock_guard<std::mutex> lock(ns->mu);
+    const uint64_t before = ns->index.bytes();
     if (ns->index.Find(item.key)) {
       st = WireStatus::kExists;
     } else if (item.length > 0xffffffffu ||
@@ -253,8 +255,9 @@ Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
     } else {
       ns->reserved_bytes += item.length;
     }
+    freed = before - ns->index.bytes();  // only eviction shrinks it here
   }
-  DeleteBlocks(ctx_->engine, ns, evicted, /*evicted=*/true);
+  DeleteBlocks(ctx_->engine, ns, evicted, Removal::kQuota, freed);
   if (st != WireStatus::kOk) {
     RETURN_IF_ERROR(Skip(item.length));
     return st;
@@ -347,7 +350,7 @@ void Session::HandleDelete(const FrameHeader& h, std::string_view payload) {
       if (ns->index.Erase(req.keys[i], &removed)) statuses[i] = WireStatus::kOk;
     }
   }
-  DeleteBlocks(ctx_->engine, ns, removed, /*evicted=*/false);
+  DeleteBlocks(ctx_->engine, ns, removed, Removal::kDeleted, 0);
   Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
 }
 

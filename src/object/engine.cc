@@ -760,6 +760,10 @@ Status ObjectEngine::SetBucketNotification(const std::string& name, std::string 
   return ChangeBucket(name, [&](BucketRecord& r) { r.notification = std::move(notification); });
 }
 
+Status ObjectEngine::SetBucketLogging(const std::string& name, std::string logging) {
+  return ChangeBucket(name, [&](BucketRecord& r) { r.logging = std::move(logging); });
+}
+
 Status ObjectEngine::WriteBucketLocked(const std::string& name, const BucketRecord& rec) {
   if (SelfDescribing()) {  // the marker carries the record: a newer generation of it
     storage::DataHeader header{name, "", "", 0, NextVersionStamp()};

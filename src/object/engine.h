@@ -335,6 +335,8 @@ class ObjectEngine {
   // PutBucketNotificationConfiguration (the document as notify/config.h
   // renders it; "" removes it).
   Status SetBucketNotification(const std::string& name, std::string notification);
+  // PutBucketLogging (the document as s3/access_log.h renders it; "" turns it off).
+  Status SetBucketLogging(const std::string& name, std::string logging);
   Status DeleteBucket(const std::string& name);  // PreconditionFailed if not empty
   Result<std::vector<std::pair<std::string, BucketRecord>>> ListBuckets();
 

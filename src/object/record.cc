@@ -16,7 +16,7 @@ constexpr char kObjectFormat = 7;  // 7: the pool
 constexpr char kUploadFormat = 5;  // 1 = without the lock, 2 = without the ACL, 3 = without SSE, 4 = without the pool
 constexpr char kPartFormat = 2;  // 1 = without the salt
 // 1 = without tags, 2 = without versioning and lock, 3 = without policy, 4 = without ownership / ACL
-constexpr char kBucketFormat = 8;  // 8: the notification configuration
+constexpr char kBucketFormat = 8;  // 8: notification and logging configurations
 constexpr char kTagsFormat = 1;
 constexpr char kLockFormat = 1;
 constexpr char kAclFormat = 1;
@@ -498,6 +498,7 @@ std::string EncodeBucketRecord(const BucketRecord& r) {
   PutLengthPrefixed(&out, r.lifecycle);  // format 7
   PutVarint64(&out, r.lifecycle_min_transition_bytes);
   PutLengthPrefixed(&out, r.notification);  // format 8
+  PutLengthPrefixed(&out, r.logging);
   return out;
 }
 
@@ -558,7 +559,9 @@ std::optional<BucketRecord> DecodeBucketRecord(std::string_view in) {
                       !GetVarint64(&in, &r.lifecycle_min_transition_bytes))) {
     return std::nullopt;
   }
-  if (format >= 8 && !GetString(&in, &r.notification)) return std::nullopt;
+  if (format >= 8 && (!GetString(&in, &r.notification) || !GetString(&in, &r.logging))) {
+    return std::nullopt;
+  }
   if (!in.empty()) return std::nullopt;
   r.created_ns = static_cast<int64_t>(created);
   return r;

@@ -229,8 +229,11 @@ struct BucketRecord {
   std::string lifecycle;
   uint64_t lifecycle_min_transition_bytes = 0;
   // Format 8: the event notification configuration (NotificationConfiguration
-  // XML as strata renders it, notify/config.h; "" = none).
+  // XML as strata renders it, notify/config.h; "" = none) and the server
+  // access logging settings (BucketLoggingStatus as s3/access_log.h renders
+  // it; "" = off).
   std::string notification;
+  std::string logging;
 };
 inline constexpr uint8_t kBlockPublicAcls = 1, kIgnorePublicAcls = 2, kBlockPublicPolicy = 4,
                          kRestrictPublicBuckets = 8, kPublicAccessBlockSet = 0x80;

@@ -165,8 +165,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   // Format 5 appends the ownership byte and the ACL (1 byte when empty),
   // format 6 the default encryption (3 bytes when none), format 7 the
   // lifecycle configuration and its minimum (1 byte each when none), format 8
-  // the notification configuration (1 byte when none).
-  std::string bucket_v3 = v4.substr(0, v4.size() - 11 - b.policy.size() - b.cors.size());
+  // the notification and logging configurations (1 byte each when none).
+  std::string bucket_v3 = v4.substr(0, v4.size() - 12 - b.policy.size() - b.cors.size());
   bucket_v3[0] = 3;
   bb = DecodeBucketRecord(bucket_v3);
   ASSERT_TRUE(bb);
@@ -182,8 +182,8 @@ TEST(RecordTest, VersionAndLockFieldsRoundTrip) {
   EXPECT_EQ(bb->acl, b.acl);
   std::string bad_ownership = EncodeBucketRecord(b);
   // ownership | len | acl | the default encryption (3 bytes when none) | lifecycle (2)
-  // | notification (1)
-  bad_ownership[bad_ownership.size() - 5 - b.acl.size() - 3] = 7;
+  // | notification (1) | logging (1)
+  bad_ownership[bad_ownership.size() - 5 - b.acl.size() - 4] = 7;
   EXPECT_FALSE(DecodeBucketRecord(bad_ownership));
 
   UploadRecord u;
@@ -289,27 +289,31 @@ TEST(RecordTest, PoolAndLifecycleRoundTrip) {
   b.lifecycle.clear();
   b.lifecycle_min_transition_bytes = 0;
   std::string b6 = EncodeBucketRecord(b);
-  b6.resize(b6.size() - 3);
+  b6.resize(b6.size() - 4);
   b6[0] = 6;
   bb = DecodeBucketRecord(b6);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->default_sse, SseMode::kS3);
   EXPECT_EQ(bb->lifecycle, "");
 
-  // Format 8: the notification configuration; a format-7 record has none.
+  // Format 8: the notification and logging configurations; a format-7 record
+  // has neither.
   b.notification = "<NotificationConfiguration/>";
+  b.logging = "<BucketLoggingStatus/>";
   std::string b8 = EncodeBucketRecord(b);
   bb = DecodeBucketRecord(b8);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->notification, b.notification);
+  EXPECT_EQ(bb->logging, b.logging);
   b.notification.clear();
+  b.logging.clear();
   std::string b7 = EncodeBucketRecord(b);
-  b7.resize(b7.size() - 1);
+  b7.resize(b7.size() - 2);
   b7[0] = 7;
   bb = DecodeBucketRecord(b7);
   ASSERT_TRUE(bb);
   EXPECT_EQ(bb->notification, "");
-  b7[0] = 8;  // format 8 without its field
+  b7[0] = 8;  // format 8 without its fields
   EXPECT_FALSE(DecodeBucketRecord(b7));
 }
 

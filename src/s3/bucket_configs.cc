@@ -39,8 +39,14 @@ std::shared_ptr<const BucketConfig> BucketConfigs::Get(const std::string& bucket
   if (!rec.ok() && rec.status().code() != Code::kNotFound) return nullptr;  // not cached
   std::shared_ptr<BucketConfig> config;
   const bool acls = rec.ok() && rec->ownership != object::Ownership::kBucketOwnerEnforced;
-  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty() || acls || !rec->lifecycle.empty())) {
+  if (rec.ok() && (!rec->policy.empty() || !rec->cors.empty() || acls || !rec->lifecycle.empty() ||
+                   !rec->logging.empty())) {
     config = std::make_shared<BucketConfig>();
+    config->owner = rec->owner;
+    if (!rec->logging.empty()) {
+      ParsedLogging parsed = ParseBucketLoggingStatus(rec->logging);
+      if (auto* t = std::get_if<std::optional<LoggingTarget>>(&parsed)) config->logging = *t;
+    }
     if (acls) {
       config->acls_enabled = true;
       auto acl = rec->acl.empty() ? std::nullopt : auth::DecodeAcl(rec->acl);

@@ -15,6 +15,7 @@
 #include "auth/acl.h"
 #include "auth/policy.h"
 #include "object/engine.h"
+#include "s3/access_log.h"
 #include "s3/cors.h"
 #include "tier/lifecycle.h"
 
@@ -34,6 +35,10 @@ struct BucketConfig {
   bool ignore_public_acls = false;
   // The lifecycle configuration (x-amz-expiration on PUT / GET / HEAD); null: none.
   std::shared_ptr<const tier::Configuration> lifecycle;
+  // Server access logging (s3/access_log.h): where the records go, and the
+  // bucket's owner they are written for; nullopt: off.
+  std::optional<LoggingTarget> logging;
+  std::string owner;
 };
 
 class BucketConfigs {

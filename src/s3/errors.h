@@ -51,6 +51,9 @@ namespace strata::s3 {
     "The bucket ownership controls were not found")                                             \
   X(kUnresolvableGrantByEmailAddress, "UnresolvableGrantByEmailAddress", 400,                   \
     "The e-mail address you provided does not match any account on record.")                    \
+  X(kInvalidTargetBucketForLogging, "InvalidTargetBucketForLogging", 400,                       \
+    "The target bucket for logging does not exist, is not owned by you, or does not have the "  \
+    "appropriate settings.")                                                                    \
   X(kInvalidBucketState, "InvalidBucketState", 409,                                             \
     "The request is not valid with the current state of the bucket.")                            \
   X(kInvalidDigest, "InvalidDigest", 400, "The Content-MD5 you specified is not valid.")        \

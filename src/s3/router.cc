@@ -71,15 +71,16 @@ namespace {
 
 // Sub-resources S3 defines that strata does not implement yet: answered with
 // NotImplemented rather than silently treated as a plain object/bucket request.
-constexpr std::array<std::string_view, 11> kUnimplementedSubresources = {
-    "accelerate", "analytics", "intelligent-tiering", "inventory", "logging", "metrics",
+constexpr std::array<std::string_view, 10> kUnimplementedSubresources = {
+    "accelerate", "analytics", "intelligent-tiering", "inventory", "metrics",
     "replication", "requestPayment", "select", "torrent", "website"};
 // Valueless sub-resources strata serves.
-constexpr std::array<std::string_view, 20> kServedSubresources = {
+constexpr std::array<std::string_view, 21> kServedSubresources = {
     "location",    "delete",     "uploads",    "tagging",           "attributes",
     "versioning",  "versions",   "object-lock", "retention",        "legal-hold",
     "policy",      "policyStatus", "cors",      "acl",              "ownershipControls",
-    "publicAccessBlock", "encryption", "lifecycle", "restore",      "notification"};
+    "publicAccessBlock", "encryption", "lifecycle", "restore",      "notification",
+    "logging"};
 
 bool IsUnimplemented(std::string_view name) {
   return std::find(kUnimplementedSubresources.begin(), kUnimplementedSubresources.end(), name) !=
@@ -140,6 +141,11 @@ std::variant<Op, Error> PickOp(const http::Request& req, const Route& r) {
       if (m == "PUT") return Op::kPutBucketLifecycleConfiguration;
       if (m == "GET") return Op::kGetBucketLifecycleConfiguration;
       if (m == "DELETE") return Op::kDeleteBucketLifecycle;
+      return MakeError(ErrorCode::kMethodNotAllowed);
+    }
+    if (r.Has("logging")) {
+      if (m == "PUT") return Op::kPutBucketLogging;
+      if (m == "GET") return Op::kGetBucketLogging;
       return MakeError(ErrorCode::kMethodNotAllowed);
     }
     if (r.Has("notification")) {

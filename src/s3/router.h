@@ -93,6 +93,8 @@ namespace strata::s3 {
   X(DeleteBucketLifecycle, "s3:PutLifecycleConfiguration", "") \
   X(GetBucketNotificationConfiguration, "s3:GetBucketNotification", "") \
   X(PutBucketNotificationConfiguration, "s3:PutBucketNotification", "") \
+  X(GetBucketLogging, "s3:GetBucketLogging", "")               \
+  X(PutBucketLogging, "s3:PutBucketLogging", "")               \
   X(RestoreObject, "s3:RestoreObject", "")                     \
   X(GetPublicAccessBlock, "s3:GetBucketPublicAccessBlock", "") \
   X(PutPublicAccessBlock, "s3:PutBucketPublicAccessBlock", "") \

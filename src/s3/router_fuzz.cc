@@ -39,7 +39,8 @@ bool IsBucketOp(Op op) {
     case Op::kGetBucketEncryption: case Op::kPutBucketEncryption: case Op::kDeleteBucketEncryption:
     case Op::kGetBucketLifecycleConfiguration: case Op::kPutBucketLifecycleConfiguration:
     case Op::kDeleteBucketLifecycle: case Op::kGetBucketNotificationConfiguration:
-    case Op::kPutBucketNotificationConfiguration:
+    case Op::kPutBucketNotificationConfiguration: case Op::kGetBucketLogging:
+    case Op::kPutBucketLogging:
       return true;
     default:
       return false;

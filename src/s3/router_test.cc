@@ -125,7 +125,9 @@ TEST(Router, Rejections) {
   EXPECT_EQ(Err(Req("PUT", "/bkt/" + std::string(1025, 'k'))), ErrorCode::kKeyTooLongError);
   EXPECT_EQ(Ok(Req("PUT", "/bucket/" + std::string(1024, 'k'))).op, Op::kPutObject);
   EXPECT_EQ(Err(Req("GET", "/bucket?website")), ErrorCode::kNotImplemented);
-  EXPECT_EQ(Err(Req("PUT", "/bucket?logging")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Err(Req("PUT", "/bucket?replication")), ErrorCode::kNotImplemented);
+  EXPECT_EQ(Ok(Req("PUT", "/bucket?logging")).op, Op::kPutBucketLogging);
+  EXPECT_EQ(Ok(Req("GET", "/bucket?logging")).op, Op::kGetBucketLogging);
   EXPECT_EQ(Err(Req("DELETE", "/bucket?versioning")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("DELETE", "/bucket/k?retention")), ErrorCode::kMethodNotAllowed);
   EXPECT_EQ(Err(Req("PUT", "/bucket?notanop")), ErrorCode::kNotImplemented);
@@ -174,7 +176,7 @@ TEST(Router, OperationTable) {
       STRATA_S3_OPERATIONS(STRATA_S3_OP_LIST)
 #undef STRATA_S3_OP_LIST
   };
-  EXPECT_EQ(ops.size(), 65u);
+  EXPECT_EQ(ops.size(), 67u);
   std::set<std::string_view> names;
   for (Op op : ops) {
     EXPECT_TRUE(names.insert(OpName(op)).second) << OpName(op);

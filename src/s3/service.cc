@@ -12,6 +12,7 @@
 #include "common/time_util.h"
 #include "energy/meter.h"
 #include "s3/access.h"
+#include "s3/access_log.h"
 #include "s3/bucket_configs.h"
 #include "s3/cors.h"
 #include "s3/ops/object_write.h"
@@ -223,7 +224,8 @@ class CountingSource : public ByteSource {
 
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
-  if (!meters_ && !config_.access_log && !config_.audit && !config_.energy) {
+  if (!meters_ && !config_.access_log && !config_.audit && !config_.energy &&
+      !config_.access_logs) {
     return HandleRequest(req, raw_body, raw_out, nullptr);
   }
   const auto start = std::chrono::steady_clock::now();
@@ -249,6 +251,9 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (config_.access_logs && !actor.bucket.empty()) {
+    LogAccess(req, facts, out.status(), out.bytes(), body.bytes(), seconds);
+  }
   if (meters_) {
     meters_->in_flight.Add(-1);
     const std::string name(actor.operation);
@@ -272,6 +277,58 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
             ",\"tls\":" + (req.secure ? "true" : "false") +
             ",\"user_agent\":" + JsonString(agent ? *agent : ""));
   }
+}
+
+// One record of AWS's server access log for a request to a bucket that has
+// logging on (s3/access_log.h).
+void Service::LogAccess(const http::Request& req, const Facts& facts, int status,
+                        uint64_t bytes_out, uint64_t bytes_in, double seconds) {
+  const audit::Actor& actor = facts.actor;
+  std::shared_ptr<const BucketConfig> config = bucket_configs_->Get(actor.bucket);
+  if (!config || !config->logging) return;
+  AccessRecord r;
+  r.bucket_owner = config->owner;
+  r.bucket = actor.bucket;
+  r.time_ns = UnixNowNs();
+  r.remote_ip = req.remote_addr;
+  if (r.remote_ip.starts_with('[')) {
+    r.remote_ip = r.remote_ip.substr(1, r.remote_ip.find(']') - 1);
+  } else if (size_t colon = r.remote_ip.rfind(':'); colon != std::string::npos) {
+    r.remote_ip.resize(colon);
+  }
+  r.requester = actor.identity;
+  r.request_id = actor.request_id;
+  r.host_id = actor.request_id;
+  r.operation = AccessOperation(req.method, !actor.key.empty(), req.raw_query,
+                                req.Header("x-amz-copy-source") != nullptr);
+  r.key = actor.key;
+  r.request_uri = req.method + " " + req.target + " HTTP/1.1";
+  r.http_status = status;
+  r.error_code = facts.error_code;
+  r.bytes_sent = bytes_out;
+  if (req.method == "PUT" && !actor.key.empty() && status == 200) r.object_size = bytes_in;
+  r.total_time_ms = static_cast<int64_t>(seconds * 1000);
+  r.turnaround_time_ms = r.total_time_ms;
+  if (const std::string* h = req.Header("referer")) r.referer = *h;
+  if (const std::string* h = req.Header("user-agent")) r.user_agent = *h;
+  if (const std::string* h = req.Header("host")) r.host_header = *h;
+  const std::string* auth = req.Header("authorization");
+  if (auth && auth->starts_with("AWS4-")) {
+    r.signature_version = "SigV4";
+    r.authentication_type = "AuthHeader";
+  } else if (auth && auth->starts_with("AWS ")) {
+    r.signature_version = "SigV2";
+    r.authentication_type = "AuthHeader";
+  } else if (req.raw_query.find("X-Amz-Signature=") != std::string::npos) {
+    r.signature_version = "SigV4";
+    r.authentication_type = "QueryString";
+  } else if (req.raw_query.find("Signature=") != std::string::npos) {
+    r.signature_version = "SigV2";
+    r.authentication_type = "QueryString";
+  }
+  if (req.secure) r.tls_version = "TLS";
+  config_.access_logs->Append(*config->logging, actor.bucket, config->owner,
+                              FormatAccessRecord(r));
 }
 
 // A request that wrote no change record: denied ones (any operation) and

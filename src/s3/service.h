@@ -38,6 +38,8 @@ class Service {
   void HandleRequest(const http::Request& req, ByteSource& body, http::ResponseWriter& out,
                      Facts* facts);
   void AuditUnchanged(const http::Request& req, const Facts& facts, int status);
+  void LogAccess(const http::Request& req, const Facts& facts, int status, uint64_t bytes_out,
+                 uint64_t bytes_in, double seconds);
   std::string NextRequestId();
   void SendError(const Error& error, const http::Request* req, std::string_view resource,
                  const std::string& request_id, http::ResponseWriter& out,

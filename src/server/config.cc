@@ -134,6 +134,10 @@ void AddServerOptions(CLI::App& app, Config& c) {
   app.add_option("--metrics-token-file", c.metrics_token_file,
                  "file holding the bearer token /metrics asks for (none: no token)")
       ->type_name("FILE");
+  app.add_option("--access-log-delivery-seconds", c.access_log_delivery_seconds,
+                 "how often server access logs (PutBucketLogging) are delivered (default 60)")
+      ->check(CLI::Range(1, 86400))
+      ->type_name("S");
   app.add_option("--powercap-root", c.powercap_root,
                  "where the RAPL energy counters are (default /sys/class/powercap; none "
                  "readable: energy figures are modelled)")
@@ -203,6 +207,9 @@ void AddServerOptions(CLI::App& app, Config& c) {
             "open KV connections from one address");
   AddNumber(app, "--kv-idle-timeout-s", c.kv_idle_timeout_s, 0, 7 * 24 * 3600, "S",
             "close authenticated KV connections idle for this long (0: never)");
+  AddNumber(app, "--kv-eviction-summary-s", c.kv_eviction_summary_s, 1, 86400, "S",
+            "how often the audit trail gets one KvEviction record per namespace that evicted "
+            "blocks (default 60)");
   // Byte counts up to 10^18 - 1 (ParseWholeNumber's 18 digits).
   constexpr int64_t kMaxBytes = 999'999'999'999'999'999;
   app.add_option("--kv-default-quota", c.kv_default_quota_bytes,

@@ -98,6 +98,7 @@ struct Config {
   int kv_max_connections = 4096;
   int kv_max_connections_per_ip = 512;
   int kv_idle_timeout_s = 300;  // 0: none
+  int kv_eviction_summary_s = 60;  // how often KvEviction audit records summarise evictions
   // Per-namespace quota when a client gives none, and the cap of the whole
   // KV tier (default: half the capacity of the data store's file systems,
   // measured at start); 0: none. Over them PUTs evict (quota) or are refused.
@@ -134,6 +135,8 @@ struct Config {
   // Energy (docs/energy.md): RAPL counters under this powercap tree when
   // readable (measured), else the model only.
   std::string powercap_root = "/sys/class/powercap";
+  // Server access logs (PutBucketLogging) go out this often (best effort, as AWS).
+  int access_log_delivery_seconds = 60;
   // Logs: JSON Lines (common/log.h) or text; one line per S3 request with
   // --access-log.
   bool json_logs = true;

@@ -273,6 +273,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.String(v, key, &c->metrics_token_file);
     } else if (key == "powercap_root") {
       r.String(v, key, &c->powercap_root);
+    } else if (key == "access_log_delivery_seconds") {
+      r.Int(v, key, 1, 86400, &c->access_log_delivery_seconds);
     } else if (key == "access_log") {
       if (auto b = v.value<bool>(); v.is_boolean() && b) {
         c->access_log = *b;
@@ -345,7 +347,7 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, powercap_root, "
-             "access_log, "
+             "access_log, access_log_delivery_seconds, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "
              "audit_export_records, audit_export_seconds, [[pool]], [storage_classes], "

@@ -29,6 +29,7 @@
 #include "kvcache/server.h"
 #include "meta/kv_store.h"
 #include "notify/notifier.h"
+#include "s3/access_log.h"
 #include "object/engine.h"
 #include "object/rebuild.h"
 #include "object/usage.h"
@@ -326,6 +327,25 @@ std::function<void(const std::string&, int, bool)> AuditRepairs(audit::AuditLog*
   };
 }
 
+// The KV tier's evictions as system records of the audit trail (none when
+// it is off), one per namespace, cause and summary interval: operation
+// KvEviction, bucket the namespace's, key "quota blocks=N" or "ttl blocks=N",
+// bytes the bytes those blocks held.
+std::function<void(const kvcache::EvictionSummary&)> AuditEvictions(audit::AuditLog* log) {
+  if (!log) return nullptr;
+  return [log](const kvcache::EvictionSummary& e) {
+    auto record = [&](const char* cause, uint64_t blocks, uint64_t bytes) {
+      if (blocks == 0) return;
+      audit::Actor a = audit::SystemActor("kvcache", "KvEviction", e.bucket,
+                                          std::string(cause) + " blocks=" + std::to_string(blocks));
+      a.bytes_in = &bytes;
+      log->RecordRequest(a, audit::Kind::kSystem, "OK", 0);
+    };
+    record("quota", e.quota_blocks, e.quota_bytes);
+    record("ttl", e.ttl_blocks, e.ttl_bytes);
+  };
+}
+
 int RunServer(const Config& cfg) {
   // Block the stop signals before the first thread starts (RocksDB's, the healer's, the
   // listeners'): every thread inherits the mask, so a SIGTERM is never delivered to a thread
@@ -537,8 +557,14 @@ int RunServer(const Config& cfg) {
                                   cfg.powercap_root + ")").c_str());
   admin.SetEnergy(&meter);
 
+  // Server access logs of buckets with PutBucketLogging on (s3/access_log.h).
+  s3::AccessLogDelivery access_logs(engine->get(), cfg.region,
+                                    int64_t{cfg.access_log_delivery_seconds} * 1'000'000'000);
+  access_logs.Start();
+
   s3::ServiceConfig scfg;
   scfg.energy = &meter;
+  scfg.access_logs = &access_logs;
   scfg.metrics = registry.get();
   scfg.access_log = cfg.access_log;
   scfg.audit = audit_log.get();
@@ -635,6 +661,8 @@ int RunServer(const Config& cfg) {
     kvo.max_connections = static_cast<size_t>(cfg.kv_max_connections);
     kvo.max_connections_per_address = static_cast<size_t>(cfg.kv_max_connections_per_ip);
     kvo.idle_timeout_ms = static_cast<uint32_t>(cfg.kv_idle_timeout_s) * 1000u;
+    kvo.on_evictions = AuditEvictions(audit_log.get());
+    kvo.eviction_summary_interval_ms = static_cast<uint32_t>(cfg.kv_eviction_summary_s) * 1000u;
     kvo.default_quota_bytes = cfg.kv_default_quota_bytes;
     kvo.max_total_bytes = cfg.kv_max_bytes_explicit ? cfg.kv_max_bytes : HalfOfCapacity(cfg);
     // Root is the operator: it may open (and set the quota and TTL of) any namespace.
@@ -706,6 +734,7 @@ int RunServer(const Config& cfg) {
   if (kv) kv->Stop();
   if (healer) healer->Stop();
   for (auto& h : pool_healers) h->Stop();
+  access_logs.Stop();              // delivers what is buffered
   (*usage)->Stop();                // folds the last deltas
   if (notifier) notifier->Stop();  // what is queued stays queued for the next start
   if (audit_log) audit_log->Stop();  // chains the last records and signs the head

@@ -49,6 +49,9 @@ struct ServiceConfig {
   // Set: each request's thread CPU time and bytes go to its bucket's and
   // identity's energy figures (energy/meter.h).
   energy::Meter* energy = nullptr;
+  // Set: requests to buckets with PutBucketLogging on leave a record there
+  // (s3/access_log.h); null: logging settings are kept but nothing is delivered.
+  class AccessLogDelivery* access_logs = nullptr;
   std::string domain;
   bool sigv2 = true;  // accept AWS Signature Version 2 (header, query, POST forms)
   uint64_t max_object_bytes = 5ull << 30;  // single PUT limit, as AWS
