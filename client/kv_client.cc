@@ -29,6 +29,10 @@ static_assert(kMaxKeyBytes == proto::kMaxKeyBytes && kMinKeyBytes == proto::kMin
               kMaxMetaBytes == proto::kMaxBlockMetaBytes &&
               kMaxManifestBytes == proto::kMaxManifestBytes);
 
+uint32_t ExtendCrc32c(uint32_t crc, const void* data, size_t n) {
+  return strata::Crc32cExtend(crc, data, n);
+}
+
 const char* KvCodeName(KvCode code) {
   switch (code) {
 #define STRATA_KV_CODE_NAME(name, byte, text) \

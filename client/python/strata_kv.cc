@@ -620,6 +620,21 @@ PYBIND11_MODULE(strata_kv, m) {
         KvCode::kBufferTooSmall, KvCode::kCorrupt}) {
     m.attr(strata::kv::KvCodeName(c)) = static_cast<int>(c);
   }
+  m.def(
+      "crc32c",
+      [](py::buffer data, uint32_t crc) {
+        py::buffer_info info = data.request();
+        ssize_t expect = info.itemsize;
+        for (ssize_t i = info.ndim - 1; i >= 0; --i) {
+          if (info.strides[i] != expect) throw py::value_error("crc32c: buffer is not contiguous");
+          expect *= info.shape[i];
+        }
+        const auto n = static_cast<size_t>(info.size * info.itemsize);
+        py::gil_scoped_release unlocked;
+        return strata::kv::ExtendCrc32c(crc, info.ptr, n);
+      },
+      py::arg("data"), py::arg("crc") = 0,
+      "CRC32C of a contiguous buffer, extending `crc` (the GIL is released while it runs)");
   m.def("status_name",
         [](int code) { return std::string(strata::kv::KvCodeName(static_cast<KvCode>(code))); });
   m.attr("MIN_KEY_BYTES") = strata::kvcache::proto::kMinKeyBytes;

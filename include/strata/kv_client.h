@@ -59,6 +59,11 @@ enum class KvCode : uint8_t {
 // Stable upper-case name ("OK", "NOT_FOUND", ..., "BUFFER_TOO_SMALL").
 const char* KvCodeName(KvCode code);
 
+// The CRC32C (Castagnoli) of the protocol's blocks, extended over `n` more
+// bytes: ExtendCrc32c(ExtendCrc32c(0, a), b) == ExtendCrc32c(0, a || b). Also what S3's
+// x-amz-checksum-crc32c carries (big-endian, base64).
+uint32_t ExtendCrc32c(uint32_t crc, const void* data, size_t n);
+
 class [[nodiscard]] KvStatus {
  public:
   KvStatus() = default;

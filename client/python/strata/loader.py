@@ -133,6 +133,15 @@ class Group:
         self.pending = 0
 
 
+def _buffer(n):
+    """A page-aligned anonymous mapping of n bytes for one group (transparent huge pages
+    asked for: a 64 MiB group then faults in 32 times, not 16,384)."""
+    m = mmap.mmap(-1, n)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        m.madvise(mmap.MADV_HUGEPAGE)
+    return m
+
+
 def _plan_groups(shard, group_bytes):
     groups, cur, cur_start = [], [], None
     base = shard.header.data_start
@@ -274,7 +283,7 @@ class Loader:
         self._ep = _Endpoint(endpoint_url, access_key, secret_key, region, stall_timeout,
                              max_pool=max_in_flight)
         self._lock = threading.Lock()
-        self.stats = dict(bytes=0, total_bytes=0, requests=0, retries=0, seconds=0.0,
+        self.stats = dict(bytes=0, total_bytes=0, header_bytes=0, requests=0, retries=0, seconds=0.0,
                           shards=0, tensors=0, verified_shards=0, slowest_request_s=0.0)
 
     def close(self):
@@ -438,7 +447,7 @@ class Loader:
                 s.group_count = len(groups)
                 reqs = []
                 for g in groups:
-                    g.buffer = mmap.mmap(-1, max(g.end - g.start, 1))
+                    g.buffer = _buffer(max(g.end - g.start, 1))
                     length = g.end - g.start
                     g.pending = max(1, -(-length // self.range_bytes)) if length else 0
                     for off in range(0, length, self.range_bytes):
@@ -447,6 +456,7 @@ class Loader:
                         done_q.put(g)
                 per_shard.append(reqs)
                 self.stats["total_bytes"] += s.size - len(s.head)
+                self.stats["header_bytes"] += len(s.head)
 
             def run(g, off, n):
                 if failed.is_set():
