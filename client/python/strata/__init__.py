@@ -6,6 +6,10 @@
   strata.lmcache_connector                     LMCache remote storage plugin
                                                (StrataConnectorAdapter, StrataRemoteConnector)
   strata.kvutil                                key mapping, byte views, connections
+  strata.loader                                safetensors checkpoints loaded by parallel
+                                               ranged GETs / saved by multipart uploads
+                                               (docs/model-loading.md; python3 -m strata.loader)
+  strata.vllm_loader                           vLLM `--load-format strata` (register_model_loader)
 
 `strata_kv` (client/python/strata_kv.cc) is built by CMake into
 <build>/client/python/; put that directory and client/python/ on sys.path
@@ -18,6 +22,10 @@ factory.py: "type" = class name, "module_path" = module), TieringOffloadingSpec
 (tiering/spec.py), OffloadKey / ReqContext / LookupResult /
 ScheduleEndContext (kv_offload/base.py), OffloadingConfig (kv_offload/
 config.py). tests/kv/stubs/vllm declares that interface for CI.
+vLLM model loading: register_model_loader / get_model_loader
+(model_executor/model_loader/__init__.py), BaseModelLoader (base_loader.py),
+LoadConfig (config/load.py), ModelRegistry.register_model, the
+vllm.general_plugins entry point group (client/python/pyproject.toml).
 """
 
 # Engine versions the adapters are written and tested against (one per line).
