@@ -274,6 +274,12 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   LastOneWins(*server_cmd);
   AddServerOptions(*server_cmd, server.config);
 
+  LoadCommand load;
+  CLI::App* load_cmd = app.add_subcommand(
+      "load", "load a safetensors checkpoint from S3 with strata.loader (strata load --help)");
+  load_cmd->prefix_command();  // everything after `load` is the loader's
+  load_cmd->set_help_flag();   // `strata load --help`: the loader's own help
+
   CLI::App* admin = app.add_subcommand(
       "admin", "operate a server: drives, heal, rebuild-index, users, keys, groups, policies, "
                "kms, tiers, audit, energy");
@@ -455,6 +461,10 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     return Command(server);
   }
   if (drives_cmd->parsed()) return Command(drives);
+  if (load_cmd->parsed()) {
+    load.args = load_cmd->remaining();
+    return Command(load);
+  }
   if (heal_cmd->parsed()) {
     size_t slash = heal_target.find('/');
     heal.bucket = heal_target.substr(0, slash);

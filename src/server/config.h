@@ -211,8 +211,13 @@ struct AdminIamCommand {
   std::string body_file;  // policy put: the document ("-": stdin)
   bool json_lines = false;  // audit query --json
 };
+// strata load URI ...: every argument after `load`, for the Python loader
+// (server/load_cli.h), which parses them itself.
+struct LoadCommand {
+  std::vector<std::string> args;
+};
 using Command = std::variant<ServerCommand, RebuildIndexCommand, AdminDrivesCommand,
-                             AdminHealCommand, AdminIamCommand>;
+                             AdminHealCommand, AdminIamCommand, LoadCommand>;
 
 // Parses argv after the program name. --help anywhere gives kHelp with that
 // command's help; a bad line gives kUsage naming the flag and what it needs.

@@ -326,6 +326,13 @@ TEST(CommandLine, Commands) {
   EXPECT_EQ(rc.drives, (std::vector<std::string>{"/a", "/b"}));
   EXPECT_EQ(rc.data_dir, "/m");
   EXPECT_EQ(rc.ec_k, 1);
+
+  // strata load: every argument after it goes to the Python loader untouched, --help and
+  // flags strata itself has (--data) included.
+  auto load = command({"load", "s3://b/m/", "--verify", "--data", "x", "--help"});
+  ASSERT_TRUE(std::holds_alternative<LoadCommand>(load));
+  EXPECT_EQ(std::get<LoadCommand>(load).args,
+            (std::vector<std::string>{"s3://b/m/", "--verify", "--data", "x", "--help"}));
 }
 
 TEST(CommandLine, UsageErrors) {

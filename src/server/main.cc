@@ -41,6 +41,7 @@
 #include "server/admin_cli.h"
 #include "server/checkpointer.h"
 #include "server/config.h"
+#include "server/load_cli.h"
 #include "server/metrics_endpoint.h"
 #include "storage/archive_store.h"
 #include "storage/erasure_store.h"
@@ -785,6 +786,7 @@ int Main(const std::vector<std::string>& args) {
       return RunAdminHeal(c.admin, c.bucket, c.prefix);
     }
     int operator()(const AdminIamCommand& c) const { return RunAdminIam(c); }
+    int operator()(const LoadCommand& c) const { return RunLoad(c.args); }
   } run;
   return std::visit(run, std::get<Command>(parsed));
 }

@@ -251,6 +251,13 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(r.stdout.splitlines()), len(expect))
         self.assertIn("loaded 6 tensors", r.stderr)
+        # `strata load` runs the same loader (the package found beside the binary).
+        r = subprocess.run([self.server.bin, "load", f"s3://{b}/ckpt/", "--raw",
+                            "--endpoint-url", self.server.endpoint], capture_output=True,
+                           text=True, env=dict(env, PYTHONPATH=""), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("0 tensors, ", r.stderr)
+        self.assertIn("from 3 shards", r.stderr)
         r = subprocess.run([sys.executable, "-m", "strata.loader", f"s3://{b}/missing/",
                             "--endpoint-url", self.server.endpoint], capture_output=True,
                            text=True, env=env, timeout=120)
