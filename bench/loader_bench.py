@@ -245,6 +245,55 @@ def read_modelexpress(client, bucket, shards, sizes, in_flight, shape, truth):
         return sum(pool.map(one, jobs))
 
 
+def process_cpu_s(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def cpu_split(server, fn):
+    """(server cores, this process's cores, this process's user-time cores) while fn runs."""
+    import resource
+    s0, u0, t0 = process_cpu_s(server.proc.pid), resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+    fn()
+    dt = time.monotonic() - t0
+    s1, u1 = process_cpu_s(server.proc.pid), resource.getrusage(resource.RUSAGE_SELF)
+    mine = (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime)
+    return (s1 - s0) / dt, mine / dt, (u1.ru_utime - u0.ru_utime) / dt
+
+
+def idle_connection_bytes(work, n):
+    """RSS growth of a fresh server per keep-alive connection that made one request and stays
+    open (fresh: a server that served many connections before reuses what they allocated)."""
+    import resource
+    server = harness.Server(data_dir=os.path.join(work, f"conns-{n}"),
+                            extra_args=["--kv-listen", "off"]).start()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    n = min(n, hard - 100)
+    base = process_rss(server.proc.pid)
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            socks.append(s)
+        answered = sum(s.recv(65536).startswith(b"HTTP/1.1") for s in socks)
+        time.sleep(0.5)
+        return n, answered, (process_rss(server.proc.pid) - base) / n
+    finally:
+        for s in socks:
+            s.close()
+        server.stop()
+
+
 def drop_caches():
     try:
         os.sync()
@@ -359,12 +408,19 @@ def run(a, server, work):
             read_local(paths)
             read_loader(uri, kw, False, a.in_flight)
     med = {n: statistics.median(v) for n, v in figures.items()}
+    srv_cores, my_cores, my_user = cpu_split(server, lambda: read_loader(uri, kw, False, a.in_flight))
     print(f"\n{'case':44} {'median GB/s':>12} {'runs GB/s':>30}")
     for n, v in figures.items():
         print(f"{n:44} {med[n] / 1e9:12.3f}   {' '.join(f'{x / 1e9:.2f}' for x in v):>28}")
     for n, s in shapes.items():
         print(f"{n:44} requests {s.requests}, over 1 s {s.over_1s}, slowest {s.slowest:.3f} s, "
               f"verification failures {s.failures}")
+    print(f"loader warm, CPU: server {srv_cores:.2f} cores, loader {my_cores:.2f} cores "
+          f"(user {my_user:.2f}) of {os.cpu_count()}")
+    for n in ([1024] if a.smoke else [1024, 8000]):
+        got, answered, per = idle_connection_bytes(work, n)
+        print(f"idle keep-alive connections: {got} ({answered} answered), server RSS "
+              f"{per / 1024:.1f} KiB per connection (target <= 16 KiB)")
     lb = max(med["loopback 1 stream"], med["loopback 4 streams"])
     ld = med[f"loader {a.in_flight} in flight (warm)"]
     print("\nratios (targets from issue 16):")
