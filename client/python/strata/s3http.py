@@ -86,6 +86,27 @@ class RangeClient:
         self._signer.add_auth(req)
         return path + (f"?{qs}" if qs else ""), dict(req.headers.items())
 
+    def _send(self, bucket, key, query, headers, what):
+        """Sends one signed GET on this thread's connection; the response, its head read."""
+        target, signed = self._signed(bucket, key, query, headers)
+        conn = self._conn()
+        try:
+            conn.request("GET", target, headers=signed)
+            return conn.getresponse()
+        except (OSError, http.client.HTTPException) as e:
+            self._drop()
+            raise RetryableError(f"{what}: {e}") from None
+
+    @staticmethod
+    def _fill(resp, dest, what):
+        """Reads exactly len(dest) body bytes into dest."""
+        pos = 0
+        while pos < len(dest):
+            k = resp.readinto(dest[pos:])
+            if not k:
+                raise RetryableError(f"{what}: body ended at {pos} of {len(dest)}")
+            pos += k
+
     def get_range(self, bucket, key, start, dest, *, total=None, version_id=None, etag=None):
         """Reads bytes [start, start + len(dest)) of the object into `dest` (a writable
         memoryview). `total`: the object size the load pinned (the reply must agree). A range
@@ -98,18 +119,11 @@ class RangeClient:
         headers = {"Range": f"bytes={start}-{start + n - 1}", "Host": self._netloc}
         if etag:
             headers["If-Match"] = etag
-        target, signed = self._signed(bucket, key, query, headers)
-        conn = self._conn()
-        try:
-            conn.request("GET", target, headers=signed)
-            resp = conn.getresponse()
-        except (OSError, http.client.HTTPException) as e:
-            self._drop()
-            raise RetryableError(f"GET {key} bytes {start}+{n}: {e}") from None
+        what = f"GET {key} bytes {start}+{n}"
+        resp = self._send(bucket, key, query, headers, what)
         try:
             if resp.status != 206:
-                body = resp.read(64 << 10)
-                raise _error(resp.status, body, f"GET {key} bytes {start}+{n}")
+                raise _error(resp.status, resp.read(64 << 10), what)
             m = _RANGE.match(resp.getheader("Content-Range", ""))
             length = int(resp.getheader("Content-Length", "-1"))
             if not m:
@@ -124,16 +138,11 @@ class RangeClient:
             got_etag = resp.getheader("ETag")
             if etag and got_etag != etag:
                 raise S3Error(206, "ETagChanged", f"{key}: ETag {got_etag}, pinned {etag}")
-            pos = 0
-            while pos < n:
-                k = resp.readinto(dest[pos:])
-                if not k:
-                    raise RetryableError(f"GET {key} bytes {start}+{n}: body ended at {pos}")
-                pos += k
+            self._fill(resp, dest, what)
             return RangeReply(r_start, r_end, size, got_etag, resp.getheader("x-amz-version-id"))
         except (OSError, http.client.HTTPException) as e:  # socket.timeout: a stall
             self._drop()
-            raise RetryableError(f"GET {key} bytes {start}+{n}: {e}") from None
+            raise RetryableError(f"{what}: {e}") from None
         except BaseException:
             self._drop()  # a half-read reply leaves the connection unusable
             raise
@@ -144,14 +153,8 @@ class RangeClient:
         gets the bytes there are (206 with the true Content-Range)."""
         n = len(dest)
         headers = {"Range": f"bytes=0-{n - 1}", "Host": self._netloc}
-        target, signed = self._signed(bucket, key, {}, headers)
-        conn = self._conn()
-        try:
-            conn.request("GET", target, headers=signed)
-            resp = conn.getresponse()
-        except (OSError, http.client.HTTPException) as e:
-            self._drop()
-            raise RetryableError(f"GET {key} head probe: {e}") from None
+        what = f"GET {key} head probe"
+        resp = self._send(bucket, key, {}, headers, what)
         try:
             if resp.status == 416:  # an empty object has no byte 0
                 resp.read()
@@ -169,17 +172,12 @@ class RangeClient:
                 size = want = int(resp.getheader("Content-Length", "-1"))
             if want > n:
                 raise S3Error(resp.status, "ShortRange", f"GET {key}: {want} bytes for {n} asked")
-            pos = 0
-            while pos < want:
-                k = resp.readinto(dest[pos:want])
-                if not k:
-                    raise RetryableError(f"GET {key}: body ended at {pos} of {want}")
-                pos += k
+            self._fill(resp, dest[:want], what)
             return want, RangeReply(0, want, size, resp.getheader("ETag"),
                                     resp.getheader("x-amz-version-id"))
         except (OSError, http.client.HTTPException) as e:
             self._drop()
-            raise RetryableError(f"GET {key} head probe: {e}") from None
+            raise RetryableError(f"{what}: {e}") from None
         except BaseException:
             self._drop()
             raise
