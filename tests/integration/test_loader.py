@@ -97,6 +97,8 @@ class LoaderTest(unittest.TestCase):
             L.load_safetensors(f"s3://{b}/ckpt/", **self.kw())
         with self.assertRaisesRegex(L.LoadError, "no .*safetensors"):
             L.load_safetensors(f"s3://{b}/nothing-here/", **self.kw())
+        with self.assertRaisesRegex(L.LoadError, "NoSuchBucket"):  # botocore's, as a LoadError
+            L.load_safetensors(f"s3://{unique_name('absent')}/x/", **self.kw())
 
     def test_saved_model_loads_back_with_identical_outputs_and_verified_checksums(self):
         torch.manual_seed(0)

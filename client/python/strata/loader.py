@@ -316,9 +316,13 @@ class Loader:
             keys = sorted({prefix + f for f in weight_map.values()})
             return keys, {name: prefix + f for name, f in weight_map.items()}
         keys = []
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=prefix,
-                                                                  Delimiter="/"):
-            keys += [o["Key"] for o in page.get("Contents", []) if o["Key"].endswith(".safetensors")]
+        try:
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=prefix,
+                                                                      Delimiter="/"):
+                keys += [o["Key"] for o in page.get("Contents", [])
+                         if o["Key"].endswith(".safetensors")]
+        except Exception as e:  # noqa: BLE001 - botocore's errors, reported with context
+            raise LoadError(f"s3://{b}/{prefix}: listing failed: {e}") from None
         if not keys:
             raise LoadError(f"s3://{b}/{prefix}: no {INDEX_NAME} and no .safetensors objects")
         return sorted(keys), None
@@ -396,7 +400,12 @@ class Loader:
         except stf.FormatError as e:
             raise LoadError(str(e)) from None
         if self.verify:
-            self._checksum(shard)
+            try:
+                self._checksum(shard)
+            except LoadError:
+                raise
+            except Exception as e:  # noqa: BLE001 - botocore's errors, reported with context
+                raise LoadError(f"{where}: reading its stored checksum failed: {e}") from None
         return shard
 
     def _read(self, group, offset, length):
