@@ -177,36 +177,28 @@ def _interleave(per_shard):
 _ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256")
 
 
+class _Crc:
+    """A 32-bit CRC as a hashlib-like object: `extend(data, crc)` is the CRC's function."""
+
+    def __init__(self, extend):
+        self._extend, self.v = extend, 0
+
+    def update(self, b):
+        self.v = self._extend(b, self.v)
+
+    def digest(self):
+        return self.v.to_bytes(4, "big")
+
+
 def _hasher(algorithm):
     if algorithm == "CRC32":
-        class Crc32:
-            def __init__(self):
-                self.v = 0
-
-            def update(self, b):
-                self.v = zlib.crc32(b, self.v)
-
-            def digest(self):
-                return self.v.to_bytes(4, "big")
-        return Crc32()
+        return _Crc(zlib.crc32)
     if algorithm == "CRC32C":
         try:
             import strata_kv  # the C++ client module exposes the server's CRC32C
         except ImportError:
             return None
-        if not hasattr(strata_kv, "crc32c"):
-            return None
-
-        class Crc32c:
-            def __init__(self):
-                self.v = 0
-
-            def update(self, b):
-                self.v = strata_kv.crc32c(b, self.v)
-
-            def digest(self):
-                return self.v.to_bytes(4, "big")
-        return Crc32c()
+        return _Crc(strata_kv.crc32c) if hasattr(strata_kv, "crc32c") else None
     if algorithm == "SHA1":
         return hashlib.sha1()
     if algorithm == "SHA256":
