@@ -55,7 +55,7 @@ std::variant<std::unique_ptr<object::ObjectReader>, Error> OpenSource(OpContext&
 
 std::optional<Error> CopyRange(const object::ObjectReader& reader, uint64_t first, uint64_t length,
                                object::ObjectWriter& writer, ChecksumCheck& checksum) {
-  auto buf = std::make_unique<char[]>(kCopyBufferBytes);
+  auto buf = std::make_unique_for_overwrite<char[]>(kCopyBufferBytes);
   uint64_t offset = first, end = first + length;
   while (offset < end) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(kCopyBufferBytes, end - offset));

@@ -181,7 +181,7 @@ OpResult GetObject(OpContext& ctx, bool head) {
   std::unique_ptr<char[]> buf;
   size_t first_n = 0;
   if (!head && length > 0) {
-    buf = std::make_unique<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
+    buf = std::make_unique_for_overwrite<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
     auto n = (*reader)->ReadAt(first, buf.get(), std::min<uint64_t>(kGetBufferBytes, length));
     if (!n.ok()) return FromStatus(n.status());
     if (*n == 0) return MakeError(ErrorCode::kInternalError, "object data ended early");
