@@ -347,7 +347,8 @@ class BadInputTest(ServerTestCase):
     def test_aws_chunked_decoded_length_mismatch(self):
         data = payload(100 * 1024, "declen")
         for name, declared in (("declared more than sent", len(data) + 100),
-                               ("declared less than sent", len(data) - 100)):
+                               ("declared less than sent", len(data) - 100),
+                               ("declared one byte", 1)):
             with self.subTest(name):
                 key = "chunked-declen-" + name.replace(" ", "-")
                 req = rawhttp.signed_streaming_put(self.port, f"/{BUCKET}/{key}", data,
