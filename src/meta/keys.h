@@ -55,11 +55,15 @@ inline constexpr char kNotifyPrefix = 'N';
 //   bytes), "St" bucket -> the folded total, "Sinit" -> the counts cover
 //   every version (written after the one counting scan)   -> see object/usage.h
 inline constexpr char kUsagePrefix = 'S';
+// 'X' tier advisor: "Xs" the access statistics (JSON), "Xp" the execution
+//   policy (JSON), "Xb" the executor's byte budget (BE64 day + BE64 bytes),
+//   "Xr" + id -> one recommendation (JSON)             -> see advisor/advisor.h
+inline constexpr char kAdvisorPrefix = 'X';
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
                                         kConfigPrefix,    kIamPrefix,    kKmsPrefix,
                                         kLifecyclePrefix, kAuditPrefix,  kNotifyPrefix,
-                                        kUsagePrefix};
+                                        kUsagePrefix,     kAdvisorPrefix};
 
 inline std::string UsageDeltaPrefix() { return std::string(1, kUsagePrefix) + "d"; }
 inline std::string UsageDeltaKey(std::string_view bucket, uint64_t seq) {
@@ -87,6 +91,13 @@ inline std::string NotifyQueueKey(std::string_view target, uint64_t seq) {
   return k;
 }
 
+inline std::string AdvisorStatsKey() { return std::string(1, kAdvisorPrefix) + "s"; }
+inline std::string AdvisorPolicyKey() { return std::string(1, kAdvisorPrefix) + "p"; }
+inline std::string AdvisorBudgetKey() { return std::string(1, kAdvisorPrefix) + "b"; }
+inline std::string AdvisorRecommendationPrefix() { return std::string(1, kAdvisorPrefix) + "r"; }
+inline std::string AdvisorRecommendationKey(std::string_view id) {
+  return AdvisorRecommendationPrefix() + std::string(id);
+}
 inline std::string LifecycleProgressKey() { return std::string(1, kLifecyclePrefix) + "scan"; }
 // "Lr" + bucket + '\0' + key + '\0' + BE64(stamp): a version with a restore
 // requested or made (object/move.cc writes it with the record; tier/restore.h

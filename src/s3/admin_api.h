@@ -19,6 +19,13 @@ class AdminApi {
   virtual std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
       const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) = 0;
+  // The same, told who signed it (the access key id): actions that record
+  // who decided (the advisor's approve / reject) override this one.
+  virtual std::pair<int, std::string> HandleAs(
+      const std::string& caller, const std::string& method, const std::string& action,
+      const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) {
+    return Handle(method, action, query, body);
+  }
 };
 
 }  // namespace strata::s3

@@ -225,7 +225,7 @@ class CountingSource : public ByteSource {
 void Service::Handle(const http::Request& req, ByteSource& raw_body,
                      http::ResponseWriter& raw_out) {
   if (!meters_ && !config_.access_log && !config_.audit && !config_.energy &&
-      !config_.access_logs) {
+      !config_.access_logs && !config_.on_read) {
     return HandleRequest(req, raw_body, raw_out, nullptr);
   }
   const auto start = std::chrono::steady_clock::now();
@@ -248,6 +248,10 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
     config_.energy->Record({{energy::WorkloadKind::kBucket, actor.bucket},
                             {energy::WorkloadKind::kIdentity, actor.identity}},
                            energy::ThreadCpuSeconds() - cpu_start, body.bytes() + out.bytes());
+  }
+  if (config_.on_read && (out.status() == 200 || out.status() == 206) &&
+      actor.operation == OpName(Op::kGetObject)) {
+    config_.on_read(actor.bucket, actor.key, out.bytes());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -25,6 +25,13 @@ std::pair<int, std::string> AdminErrorFrom(const Status& s) {
 }
 
 
+std::pair<int, std::string> ServerAdminApi::HandleAs(
+    const std::string& caller, const std::string& method, const std::string& action,
+    const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) {
+  if (auto r = HandleAdvisorAction(advisor_, caller, method, action, query, body)) return *r;
+  return Handle(method, action, query, body);
+}
+
 std::pair<int, std::string> ServerAdminApi::Handle(
     const std::string& method, const std::string& action,
     const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) {

@@ -9,8 +9,9 @@
 //   GET  tiers                       every pool: media, layout, drives, capacity,
 //                                    objects and bytes per storage class, restores
 // the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
-// the key service's (kms_admin.cc): kms-*, and the audit trail's
-// (audit_admin.cc): audit-verify, audit-checkpoint, audit-query.
+// the key service's (kms_admin.cc): kms-*, the audit trail's
+// (audit_admin.cc): audit-verify, audit-checkpoint, audit-query, and the
+// tier advisor's (advisor_admin.cc): advisor-*.
 #pragma once
 
 #include <memory>
@@ -27,6 +28,9 @@
 
 namespace strata::energy {
 class Meter;
+}
+namespace strata::advisor {
+class Advisor;
 }
 
 namespace strata::server {
@@ -65,9 +69,14 @@ class ServerAdminApi : public s3::AdminApi {
     audit_export_ = std::move(exports);
   }
   void SetEnergy(energy::Meter* meter) { energy_ = meter; }
+  void SetAdvisor(advisor::Advisor* a) { advisor_ = a; }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
+      const std::vector<std::pair<std::string, std::string>>& query,
+      const std::string& body) override;
+  std::pair<int, std::string> HandleAs(
+      const std::string& caller, const std::string& method, const std::string& action,
       const std::vector<std::pair<std::string, std::string>>& query,
       const std::string& body) override;
 
@@ -87,6 +96,7 @@ class ServerAdminApi : public s3::AdminApi {
   audit::AuditLog* audit_ = nullptr;
   std::optional<AuditExport> audit_export_;
   energy::Meter* energy_ = nullptr;
+  advisor::Advisor* advisor_ = nullptr;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -102,6 +112,14 @@ std::pair<int, std::string> AdminErrorFrom(const Status& s);
 std::optional<std::pair<int, std::string>> HandleEnergyAction(energy::Meter* meter,
                                                               const std::string& method,
                                                               const std::string& action);
+
+// The tier advisor's actions (server/advisor_admin.cc, docs/advisor.md);
+// `caller` (the signing access key) is who approves or rejects. A null
+// advisor answers 409; nullopt for other actions.
+std::optional<std::pair<int, std::string>> HandleAdvisorAction(
+    advisor::Advisor* advisor, const std::string& caller, const std::string& method,
+    const std::string& action, const std::vector<std::pair<std::string, std::string>>& query,
+    const std::string& body);
 
 // The identity actions (server/iam_admin.cc, docs/admin-api.md): users, keys,
 // groups, policies. nullopt when `action` is not one of them.

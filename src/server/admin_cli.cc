@@ -372,6 +372,124 @@ int PrintAudit(const AdminIamCommand& cmd, const nlohmann::json& j) {
   return j.value("ok", false) ? 0 : 1;
 }
 
+double Dbl(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0;
+}
+
+std::string Bytes(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024 && u < 5) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
+  return buf;
+}
+
+void PrintExecutor(const nlohmann::json& e) {
+  std::printf("executor: %s, %s; today %s of %s moved",
+              e.value("enabled", false) ? "enabled" : "STOPPED",
+              e.value("in_window", false) ? "inside its window" : "outside its window",
+              Bytes(Dbl(e, "bytes_today")).c_str(), Bytes(Dbl(e, "budget_bytes")).c_str());
+  if (!Str(e, "running").empty()) std::printf("; running %s", Str(e, "running").c_str());
+  if (!Str(e, "waiting").empty()) std::printf("; waiting: %s", Str(e, "waiting").c_str());
+  std::printf("\n");
+}
+
+// strata admin advisor ... (docs/advisor.md).
+int PrintAdvisor(const AdminIamCommand& cmd, const nlohmann::json& j) {
+  if (cmd.action == "advisor-list") {
+    if (cmd.json_lines) {
+      for (const auto& r : j["recommendations"]) std::printf("%s\n", r.dump().c_str());
+      return 0;
+    }
+    std::printf("%-16s %-9s %-6s %12s  %s\n", "id", "state", "kind", "to move", "summary");
+    for (const auto& r : j["recommendations"]) {
+      std::printf("%-16s %-9s %-6s %12s  %s\n", Str(r, "id").c_str(), Str(r, "state").c_str(),
+                  Str(r, "kind").c_str(), Bytes(Dbl(r, "bytes_to_move")).c_str(),
+                  Str(r, "summary").c_str());
+    }
+    if (j["recommendations"].empty()) std::printf("(no recommendations)\n");
+    PrintExecutor(j["executor"]);
+    return 0;
+  }
+  if (cmd.action == "advisor-show") {
+    std::printf("%s  [%s]\n%s\n\n", Str(j, "id").c_str(), Str(j, "state").c_str(),
+                Str(j, "summary").c_str());
+    std::printf("evidence (window %llu days):\n", Num(j, "window_days"));
+    std::printf("  %llu objects, %s in the prefix; %llu reads in the window on %llu days "
+                "(%.0f per active day, %.1f per object); idle %.1f days\n",
+                Num(j, "objects"), Bytes(Dbl(j, "bytes")).c_str(), Num(j, "reads_in_window"),
+                Num(j, "active_days"), Dbl(j, "reads_per_active_day"),
+                Dbl(j, "rereads_per_object"), Dbl(j, "idle_days"));
+    std::printf("  by class:");
+    for (const auto& [cls, n] : j["by_class"].items()) {
+      std::printf(" %s %llu objects %s;", cls.c_str(), Num(n, "objects"), Bytes(Dbl(n, "bytes")).c_str());
+    }
+    std::printf("\n  sizes:");
+    for (size_t i = 0; i < j["size_hist"].size() && i < j["size_buckets"].size(); ++i) {
+      std::printf(" %s=%llu", j["size_buckets"][i].get<std::string>().c_str(),
+                  j["size_hist"][i].get<unsigned long long>());
+    }
+    std::printf("\n  ages:");
+    for (size_t i = 0; i < j["age_hist"].size() && i < j["age_buckets"].size(); ++i) {
+      std::printf(" %s=%llu", j["age_buckets"][i].get<std::string>().c_str(),
+                  j["age_hist"][i].get<unsigned long long>());
+    }
+    const std::string cur = j.contains("model") ? Str(j["model"], "currency") : "";
+    std::printf("\nexpected effect (modelled):\n  moves %llu objects, %s from %s to %s\n",
+                Num(j, "objects_to_move"), Bytes(Dbl(j, "bytes_to_move")).c_str(),
+                Str(j, "from_media").c_str(), Str(j, "to_media").c_str());
+    for (const auto& [pool, delta] : j["capacity_change"].items()) {
+      const double d = delta.get<double>();
+      std::printf("  pool %s: %s%s\n", pool.c_str(), d < 0 ? "-" : "+", Bytes(d < 0 ? -d : d).c_str());
+    }
+    std::printf("  power %.3f W -> %.3f W; cost %.2f -> %.2f %s/month\n", Dbl(j, "watts_before"),
+                Dbl(j, "watts_after"), Dbl(j, "cost_month_before"), Dbl(j, "cost_month_after"),
+                cur.c_str());
+    std::printf("action: %s\n", Str(j, "action").c_str());
+    if (!Str(j, "lifecycle_rule").empty()) {
+      std::printf("lifecycle rule: %s\n", Str(j, "lifecycle_rule").c_str());
+    }
+    std::printf("progress: %llu objects (%s) moved, %llu skipped, %llu locked, %llu failed",
+                Num(j, "moved_objects"), Bytes(Dbl(j, "moved_bytes")).c_str(), Num(j, "skipped"),
+                Num(j, "locked"), Num(j, "failed"));
+    if (!Str(j, "waiting").empty()) std::printf("; waiting: %s", Str(j, "waiting").c_str());
+    if (!Str(j, "decided_by").empty()) std::printf("; decided by %s", Str(j, "decided_by").c_str());
+    if (!Str(j, "reason").empty()) std::printf("; reason: %s", Str(j, "reason").c_str());
+    std::printf("\n");
+    return 0;
+  }
+  if (cmd.action == "advisor-stats") {
+    std::printf("%-24s %-32s %12s %12s %26s\n", "bucket", "prefix", "reads", "bytes read",
+                "last read");
+    for (const auto& p : j["prefixes"]) {
+      std::printf("%-24s %-32s %12.0f %12s %26s\n", Str(p, "bucket").c_str(),
+                  Str(p, "prefix").empty() ? "(top)" : Str(p, "prefix").c_str(), Dbl(p, "reads"),
+                  Bytes(Dbl(p, "bytes_read")).c_str(), Str(p, "last_read").c_str());
+    }
+    std::printf("%llu prefixes tracked, %llu dropped (reads decay; the least read go first)\n",
+                Num(j, "tracked"), Num(j, "dropped"));
+    return 0;
+  }
+  if (cmd.action == "advisor-run") {
+    std::printf("analysed %llu objects in %llu prefixes: %llu recommendations (%llu new, %llu "
+                "refreshed, %llu expired)%s\n",
+                Num(j, "objects"), Num(j, "prefixes"), Num(j, "recommended"), Num(j, "added"),
+                Num(j, "refreshed"), Num(j, "expired"),
+                j.value("truncated", false) ? "; inventory truncated" : "");
+    return 0;
+  }
+  if (j.contains("done")) {
+    std::printf("ok: %s\n", j["done"].get<std::string>().c_str());
+    return 0;
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunAdminIam(const AdminIamCommand& cmd) {
@@ -416,6 +534,7 @@ int RunAdminIam(const AdminIamCommand& cmd) {
     return 0;
   }
   if (cmd.action.starts_with("audit-")) return PrintAudit(cmd, j);
+  if (cmd.action.starts_with("advisor-")) return PrintAdvisor(cmd, j);
   if (cmd.action == "energy" && j.contains("node")) {
     const auto& n = j["node"];
     std::printf("node: %.3f J modelled (%.3f CPU-seconds, %llu bytes)",

@@ -186,6 +186,24 @@ void AddServerOptions(CLI::App& app, Config& c) {
   AddNumber(app, "--lifecycle-rate", c.lifecycle_max_actions_per_s, 0, 1'000'000, "N",
             "lifecycle actions per second at most (0: no limit)");
   app.add_option_function<std::string>(
+         "--advisor", [&c](const std::string& v) { c.advisor = v == "on"; },
+         "the tier advisor: access statistics, recommendations, approved moves (docs/advisor.md)")
+      ->type_name("on|off")
+      ->check(CLI::IsMember({"on", "off"}).description(""))
+      ->default_str("on");
+  AddNumber(app, "--advisor-sample", c.advisor_sample, 1, 1'000'000, "N",
+            "count one GET in N in the advisor's access statistics");
+  AddNumber(app, "--advisor-prefix-depth", c.advisor_prefix_depth, 0, 16, "N",
+            "key prefixes the advisor tracks end at the N-th '/'");
+  AddNumber(app, "--advisor-max-prefixes", c.advisor_max_prefixes, 16, 10'000'000, "N",
+            "prefixes the advisor keeps statistics for (the least read go first)");
+  AddNumber(app, "--advisor-interval-s", c.advisor_interval_s, 0, 7 * 86400, "S",
+            "seconds between advisor analyses (0: a quarter lifecycle day, 1 s to 1 h)");
+  AddNumber(app, "--advisor-cold-days", c.advisor_cold_days, 1, 36500, "DAYS",
+            "recommend one tier colder after this many days without reads or writes");
+  AddNumber(app, "--advisor-hot-reads", c.advisor_hot_reads_per_day, 1, 1'000'000'000, "N",
+            "recommend warm -> hot for prefixes read this often per day on 3+ days");
+  app.add_option_function<std::string>(
          "--kv-listen",
          [&c](const std::string& v) {
            c.kv_listen_explicit = true;
@@ -417,6 +435,35 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     verbs.push_back(IamVerb{v, "GET", "tiers", {}});
   }
 
+  // strata admin advisor ... (docs/advisor.md; admin_cli.cc prints the replies).
+  CLI::App* advisor = noun("advisor", "the tier advisor: list, show, approve, reject, policy, run, "
+                                      "stop, resume, stats");
+  std::string advisor_state, advisor_reason, advisor_policy_file;
+  CLI::App* advisor_list = verb(advisor, "list", "the recommendations, newest first, with the "
+                                "executor's state", "GET", "advisor-list", {});
+  advisor_list->add_option("--state", advisor_state,
+                           "only these: pending, approved, executing, waiting, done, rejected, "
+                           "failed, expired")->type_name("STATE");
+  advisor_list->add_flag("--json", iam.json_lines, "one JSON object per line instead of a table");
+  verb(advisor, "show", "one recommendation: evidence, expected effect, action, progress", "GET",
+       "advisor-show", {{"id", "recommendation id"}});
+  verb(advisor, "approve", "carry a recommendation out (within the execution policy)", "POST",
+       "advisor-approve", {{"id", "recommendation id"}});
+  CLI::App* advisor_reject = verb(advisor, "reject", "decline a recommendation (it is not raised "
+                                  "again)", "POST", "advisor-reject", {{"id", "recommendation id"}});
+  advisor_reject->add_option("--reason", advisor_reason, "why (kept with it)")->type_name("TEXT");
+  CLI::App* advisor_policy = verb(advisor, "policy", "show the execution policy, or replace it "
+                                  "from a JSON file", "GET", "advisor-policy", {});
+  advisor_policy->add_option("file", advisor_policy_file,
+                             "the new policy (JSON; '-': standard input)")->type_name("FILE");
+  verb(advisor, "run", "analyse now (inventory and statistics -> recommendations)", "POST",
+       "advisor-run", {});
+  verb(advisor, "stop", "stop carrying out moves (the policy's enabled: false)", "POST",
+       "advisor-stop", {});
+  verb(advisor, "resume", "carry out approved moves again", "POST", "advisor-resume", {});
+  verb(advisor, "stats", "the most read prefixes (the advisor's access statistics)", "GET",
+       "advisor-stats", {});
+
   RebuildIndexCommand rebuild;
   CLI::App* rebuild_cmd = admin->add_subcommand(
       "rebuild-index", "recreate lost metadata from the drives (server stopped, DIR/meta absent)");
@@ -490,6 +537,16 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
           iam.query.emplace_back(audit_filters[i].first, audit_values[i]);
         }
       }
+    }
+    if (v.action == "advisor-list" && !advisor_state.empty()) {
+      iam.query.emplace_back("state", advisor_state);
+    }
+    if (v.action == "advisor-reject" && !advisor_reason.empty()) {
+      iam.query.emplace_back("reason", advisor_reason);
+    }
+    if (v.action == "advisor-policy" && !advisor_policy_file.empty()) {
+      iam.method = "PUT";
+      iam.body_file = advisor_policy_file;
     }
     if (v.action == "kms-create-key") {
       if (!kms_alias.empty()) iam.query.emplace_back("alias", kms_alias);

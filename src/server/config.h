@@ -127,6 +127,17 @@ struct Config {
   int lifecycle_day_seconds = 86400;
   int lifecycle_interval_s = 0;
   int lifecycle_max_actions_per_s = 1000;
+  // The tier advisor (docs/advisor.md): off, or on with one GET in
+  // `advisor_sample` counted, prefixes `advisor_prefix_depth` deep, at most
+  // `advisor_max_prefixes` of them, an analysis every `advisor_interval_s`
+  // (0: a quarter lifecycle day, 1 s to 1 h); its "day" is the lifecycle day.
+  bool advisor = true;
+  int advisor_sample = 1;
+  int advisor_prefix_depth = 2;
+  int advisor_max_prefixes = 10000;
+  int advisor_interval_s = 0;
+  int advisor_cold_days = 30;
+  int advisor_hot_reads_per_day = 1000;
   // Prometheus metrics on GET /metrics of their own listener (port -1: off),
   // with a bearer token read from a file (empty: no token asked).
   std::string metrics_listen_host = "127.0.0.1";

@@ -316,6 +316,24 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Int(v, key, 0, 7 * 86400, &c->lifecycle_interval_s);
     } else if (key == "lifecycle_max_actions_per_second") {
       r.Int(v, key, 0, 1'000'000, &c->lifecycle_max_actions_per_s);
+    } else if (key == "advisor") {
+      if (auto b = v.value<bool>(); v.is_boolean() && b) {
+        c->advisor = *b;
+      } else {
+        r.Fail(v, key, "needs true or false");
+      }
+    } else if (key == "advisor_sample") {
+      r.Int(v, key, 1, 1'000'000, &c->advisor_sample);
+    } else if (key == "advisor_prefix_depth") {
+      r.Int(v, key, 0, 16, &c->advisor_prefix_depth);
+    } else if (key == "advisor_max_prefixes") {
+      r.Int(v, key, 16, 10'000'000, &c->advisor_max_prefixes);
+    } else if (key == "advisor_interval_seconds") {
+      r.Int(v, key, 0, 7 * 86400, &c->advisor_interval_s);
+    } else if (key == "advisor_cold_days") {
+      r.Int(v, key, 1, 36500, &c->advisor_cold_days);
+    } else if (key == "advisor_hot_reads_per_day") {
+      r.Int(v, key, 1, 1'000'000'000, &c->advisor_hot_reads_per_day);
     } else if (key == "pool") {
       const toml::array* pools = v.as_array();
       if (!pools) {
@@ -346,7 +364,9 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Fail(v, key,
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
-             "lifecycle_max_actions_per_second, metrics_listen, metrics_token_file, powercap_root, "
+             "lifecycle_max_actions_per_second, advisor, advisor_sample, advisor_prefix_depth, "
+             "advisor_max_prefixes, advisor_interval_seconds, advisor_cold_days, "
+             "advisor_hot_reads_per_day, metrics_listen, metrics_token_file, powercap_root, "
              "access_log, access_log_delivery_seconds, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "

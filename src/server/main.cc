@@ -37,6 +37,7 @@
 #include "remote/remote_store.h"
 #include "s3/bucket_configs.h"
 #include "s3/service.h"
+#include "advisor/advisor.h"
 #include "server/admin_api.h"
 #include "server/admin_cli.h"
 #include "server/checkpointer.h"
@@ -591,9 +592,35 @@ int RunServer(const Config& cfg) {
   tier::Scanner lifecycle(engine->get(), kv_store, &st.classes, lo);
   tier::Restorer restorer(engine->get(), kv_store, &st.classes, lo.day_ns, lo.interval_ns);
   scfg.restorer = &restorer;
+  // The tier advisor (docs/advisor.md): statistics of every GET, an analysis
+  // every interval, approved moves carried out within the operator's policy.
+  std::unique_ptr<advisor::Advisor> tier_advisor;
+  if (cfg.advisor) {
+    advisor::AdvisorOptions ao;
+    ao.stats.day_ns = lo.day_ns;
+    ao.stats.prefix_depth = cfg.advisor_prefix_depth;
+    ao.stats.max_prefixes = static_cast<size_t>(cfg.advisor_max_prefixes);
+    ao.stats.sample_every = static_cast<uint32_t>(cfg.advisor_sample);
+    ao.thresholds.cold_days = cfg.advisor_cold_days;
+    ao.thresholds.hot_reads_per_day = cfg.advisor_hot_reads_per_day;
+    ao.interval_ns = cfg.advisor_interval_s > 0
+                         ? static_cast<int64_t>(cfg.advisor_interval_s) * 1'000'000'000
+                         : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
+    ao.tick_ns = std::clamp<int64_t>(lo.day_ns / 20, 100'000'000, 5'000'000'000);
+    auto opened = advisor::Advisor::Open(engine->get(), kv_store, &st.classes, ao);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "strata: advisor: %s\n", opened.status().ToString().c_str());
+      return 1;
+    }
+    tier_advisor = std::move(opened).value();
+    admin.SetAdvisor(tier_advisor.get());
+    scfg.on_read = [a = tier_advisor.get()](std::string_view bucket, std::string_view key,
+                                            uint64_t bytes) { a->RecordRead(bucket, key, bytes); };
+  }
   s3::Service service(engine->get(), scfg);
   lifecycle.Start();
   restorer.Start();
+  if (tier_advisor) tier_advisor->Start();
 
   http::ServerOptions opts;
   opts.host = cfg.listen_host;
@@ -731,6 +758,7 @@ int RunServer(const Config& cfg) {
   (*server)->Stop();
   lifecycle.Stop();
   restorer.Stop();
+  if (tier_advisor) tier_advisor->Stop();  // saves the statistics
   if (tls_server) tls_server->Stop();
   if (kv) kv->Stop();
   if (healer) healer->Stop();

@@ -11,7 +11,7 @@ OpResult Admin(OpContext& ctx) {
   }
   auto body = ReadSmallBody(ctx, AdminApi::kMaxAdminBody);
   if (auto* e = std::get_if<Error>(&body)) return *e;
-  auto [status, json] = ctx.config.admin->Handle(ctx.http.method, ctx.route.key, ctx.route.query,
+  auto [status, json] = ctx.config.admin->HandleAs(ctx.access_key, ctx.http.method, ctx.route.key, ctx.route.query,
                                                  std::get<std::string>(body));
   http::Headers h = BaseHeaders(ctx);
   h.emplace_back("Content-Type", "application/json");

@@ -4,6 +4,7 @@
 // value otherwise; service.cc renders errors in one place.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -78,6 +79,10 @@ struct ServiceConfig {
   std::vector<std::string> notify_targets;
   // The length of a lifecycle "day" (x-amz-expiration; tests shorten it).
   int64_t lifecycle_day_ns = 86400ll * 1'000'000'000;
+  // Set: every GetObject answered 200/206 is reported with the bytes sent
+  // (the tier advisor's access statistics, advisor/access_stats.h). Called
+  // on the request's thread after the answer; must be cheap.
+  std::function<void(std::string_view bucket, std::string_view key, uint64_t bytes)> on_read;
 };
 
 struct OpContext {

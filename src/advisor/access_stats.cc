@@ -1,0 +1,207 @@
+#include "advisor/access_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace strata::advisor {
+
+std::string PrefixOf(std::string_view key, int depth) {
+  size_t end = 0;
+  for (int i = 0; i < depth; ++i) {
+    size_t slash = key.find('/', end);
+    if (slash == std::string_view::npos) break;
+    end = slash + 1;
+  }
+  return std::string(key.substr(0, end));
+}
+
+uint64_t PrefixStats::ReadsOnDay(int64_t day) const {
+  if (day > last_day || day <= last_day - kDays || day < 0) return 0;
+  return day_reads[static_cast<size_t>(day % kDays)];
+}
+
+uint64_t PrefixStats::ReadsInWindow(int64_t today, int window) const {
+  uint64_t n = 0;
+  for (int64_t d = today - window + 1; d <= today; ++d) n += ReadsOnDay(d);
+  return n;
+}
+
+int PrefixStats::ActiveDays(int64_t today, int window) const {
+  int n = 0;
+  for (int64_t d = today - window + 1; d <= today; ++d) n += ReadsOnDay(d) > 0;
+  return n;
+}
+
+AccessStats::AccessStats(StatsOptions options)
+    : options_(options),
+      per_shard_(std::max<size_t>(1, options.max_prefixes / kShards)),
+      shards_(new Shard[kShards]) {
+  if (options_.sample_every == 0) options_.sample_every = 1;
+  if (options_.day_ns <= 0) options_.day_ns = 86400ll * 1'000'000'000;
+  if (options_.half_life_days <= 0) options_.half_life_days = 7;
+}
+
+void AccessStats::Decay(PrefixStats& s, int64_t now_ns) const {
+  if (now_ns <= s.as_of_ns) return;
+  const double days = static_cast<double>(now_ns - s.as_of_ns) / static_cast<double>(options_.day_ns);
+  const double f = std::exp2(-days / options_.half_life_days);
+  s.reads *= f;
+  s.bytes_read *= f;
+  s.as_of_ns = now_ns;
+}
+
+void AccessStats::Add(PrefixStats& s, double weight, uint64_t bytes, int64_t now_ns) const {
+  Decay(s, now_ns);
+  s.reads += weight;
+  s.bytes_read += weight * static_cast<double>(bytes);
+  s.total_reads += static_cast<uint64_t>(weight);
+  s.total_bytes += static_cast<uint64_t>(weight) * bytes;
+  if (s.first_read_ns == 0 || now_ns < s.first_read_ns) s.first_read_ns = now_ns;
+  s.last_read_ns = std::max(s.last_read_ns, now_ns);
+  const int64_t day = DayOf(now_ns);
+  if (day > s.last_day) {
+    for (int64_t d = std::max(s.last_day + 1, day - kDays + 1); d <= day; ++d) {
+      s.day_reads[static_cast<size_t>(d % kDays)] = 0;
+    }
+    s.last_day = day;
+  }
+  if (day > s.last_day - kDays) {
+    uint32_t& slot = s.day_reads[static_cast<size_t>(day % kDays)];
+    slot = static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, slot + static_cast<uint64_t>(weight)));
+  }
+}
+
+void AccessStats::RecordRead(std::string_view bucket, std::string_view key, uint64_t bytes,
+                             int64_t now_ns) {
+  if (options_.sample_every > 1) {
+    thread_local uint32_t countdown = 0;
+    if (countdown > 0) {
+      --countdown;
+      return;
+    }
+    countdown = options_.sample_every - 1;
+  }
+  std::string id;
+  const std::string prefix = PrefixOf(key, options_.prefix_depth);
+  id.reserve(bucket.size() + 1 + prefix.size());
+  id.append(bucket).push_back('\0');
+  id.append(prefix);
+  Shard& shard = shards_[std::hash<std::string>{}(id) % kShards];
+  std::lock_guard lock(shard.mu);
+  auto it = shard.map.find(id);
+  if (it == shard.map.end()) {
+    if (shard.map.size() >= per_shard_) Trim(shard, now_ns);
+    PrefixStats fresh;
+    fresh.bucket = std::string(bucket);
+    fresh.prefix = prefix;
+    fresh.as_of_ns = now_ns;
+    fresh.last_day = DayOf(now_ns);
+    it = shard.map.emplace(std::move(id), std::move(fresh)).first;
+  }
+  Add(it->second, options_.sample_every, bytes, now_ns);
+  recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void AccessStats::Trim(Shard& shard, int64_t now_ns) {
+  std::vector<std::pair<double, std::string>> by_reads;
+  by_reads.reserve(shard.map.size());
+  for (auto& [id, s] : shard.map) {
+    Decay(s, now_ns);
+    by_reads.emplace_back(s.reads, id);
+  }
+  const size_t drop = std::max<size_t>(1, by_reads.size() / 8);
+  std::nth_element(by_reads.begin(), by_reads.begin() + static_cast<ptrdiff_t>(drop - 1),
+                   by_reads.end());
+  for (size_t i = 0; i < drop; ++i) shard.map.erase(by_reads[i].second);
+  dropped_.fetch_add(drop, std::memory_order_relaxed);
+}
+
+std::vector<PrefixStats> AccessStats::Snapshot(int64_t now_ns) const {
+  std::vector<PrefixStats> out;
+  for (size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    for (const auto& [id, s] : shards_[i].map) {
+      out.push_back(s);
+      Decay(out.back(), now_ns);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const PrefixStats& a, const PrefixStats& b) {
+    return std::tie(a.bucket, a.prefix) < std::tie(b.bucket, b.prefix);
+  });
+  return out;
+}
+
+size_t AccessStats::size() const {
+  size_t n = 0;
+  for (size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    n += shards_[i].map.size();
+  }
+  return n;
+}
+
+std::string AccessStats::Serialize() const {
+  nlohmann::json prefixes = nlohmann::json::array();
+  for (size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    for (const auto& [id, s] : shards_[i].map) {
+      prefixes.push_back({{"b", s.bucket},
+                          {"p", s.prefix},
+                          {"r", s.reads},
+                          {"br", s.bytes_read},
+                          {"tr", s.total_reads},
+                          {"tb", s.total_bytes},
+                          {"f", s.first_read_ns},
+                          {"l", s.last_read_ns},
+                          {"a", s.as_of_ns},
+                          {"ld", s.last_day},
+                          {"d", s.day_reads}});
+    }
+  }
+  nlohmann::json doc = {{"version", 1}, {"prefixes", std::move(prefixes)}};
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status AccessStats::Restore(std::string_view bytes) {
+  nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != 1 ||
+      !doc.contains("prefixes") || !doc["prefixes"].is_array()) {
+    return InvalidArgument("advisor statistics: not a version 1 document");
+  }
+  std::vector<PrefixStats> loaded;
+  try {
+    for (const auto& p : doc["prefixes"]) {
+      PrefixStats s;
+      s.bucket = p.at("b").get<std::string>();
+      s.prefix = p.at("p").get<std::string>();
+      s.reads = p.at("r").get<double>();
+      s.bytes_read = p.at("br").get<double>();
+      s.total_reads = p.at("tr").get<uint64_t>();
+      s.total_bytes = p.at("tb").get<uint64_t>();
+      s.first_read_ns = p.at("f").get<int64_t>();
+      s.last_read_ns = p.at("l").get<int64_t>();
+      s.as_of_ns = p.at("a").get<int64_t>();
+      s.last_day = p.at("ld").get<int64_t>();
+      s.day_reads = p.at("d").get<std::array<uint32_t, kDays>>();
+      loaded.push_back(std::move(s));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("advisor statistics: ") + e.what());
+  }
+  for (size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mu);
+    shards_[i].map.clear();
+  }
+  for (PrefixStats& s : loaded) {
+    std::string id = s.bucket + '\0' + s.prefix;
+    Shard& shard = shards_[std::hash<std::string>{}(id) % kShards];
+    std::lock_guard lock(shard.mu);
+    if (shard.map.size() >= per_shard_) continue;
+    shard.map.emplace(std::move(id), std::move(s));
+  }
+  return Status::OK();
+}
+
+}  // namespace strata::advisor
