@@ -60,4 +60,38 @@ SigningResult Signer::Sign(const RequestToSign& req, int64_t unix_seconds) {
   return out;
 }
 
+std::string Signer::Presign(const RequestToSign& req, int64_t unix_seconds,
+                            int64_t expires_seconds) {
+  const std::string amz_date = FormatAmzDate(unix_seconds);
+  const std::string date = amz_date.substr(0, 8);
+  const std::string scope = detail::CredentialScope(date, credentials_.region);
+  detail::Headers headers;
+  for (const auto& [name, value] : req.headers) headers.emplace_back(AsciiLower(name), value);
+  std::stable_sort(headers.begin(), headers.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string signed_headers;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    if (i > 0 && headers[i].first == headers[i - 1].first) continue;
+    if (!signed_headers.empty()) signed_headers.push_back(';');
+    signed_headers.append(headers[i].first);
+  }
+  std::string query(req.raw_query);
+  auto add = [&query](std::string_view k, std::string_view v) {
+    if (!query.empty()) query.push_back('&');
+    query.append(k).push_back('=');
+    query.append(UriEncode(v, true));
+  };
+  add("X-Amz-Algorithm", detail::kAlgorithm);
+  add("X-Amz-Credential", credentials_.access_key + "/" + scope);
+  add("X-Amz-Date", amz_date);
+  add("X-Amz-Expires", std::to_string(expires_seconds));
+  add("X-Amz-SignedHeaders", signed_headers);
+  const std::string canonical = detail::JoinLines(
+      {req.method, CanonicalUri(req.raw_path), CanonicalQuery(query, false),
+       detail::CanonicalHeaders(&headers, signed_headers), signed_headers, "UNSIGNED-PAYLOAD"});
+  const std::string to_sign = detail::StringToSign(amz_date, scope, canonical);
+  add("X-Amz-Signature", detail::Hex(HmacSha256(SigningKey(date), to_sign)));
+  return query;
+}
+
 }  // namespace strata::auth

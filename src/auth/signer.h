@@ -54,6 +54,12 @@ class Signer {
   // Signs `req` as made at `unix_seconds` (the x-amz-date it carries).
   SigningResult Sign(const RequestToSign& req, int64_t unix_seconds);
 
+  // A presigned URL's query (SigV4 query authentication, as AWS SDKs make
+  // them): `req.raw_query` plus X-Amz-Algorithm, -Credential, -Date,
+  // -Expires, -SignedHeaders (the headers of `req`, at least Host) and
+  // -Signature; the payload is UNSIGNED-PAYLOAD. Append it to the path after '?'.
+  std::string Presign(const RequestToSign& req, int64_t unix_seconds, int64_t expires_seconds);
+
   // The derived key of a day ("20130524"); 32 raw bytes.
   const std::string& SigningKey(std::string_view date);
 

@@ -97,6 +97,19 @@ TEST(SignerAwsExampleTest, BucketRequestsWithQueries) {
 
 // ---- against the Verifier ------------------------------------------------------------
 
+// "Authenticating Requests: Using Query Parameters (AWS Signature Version 4)":
+// the presigned GET of examplebucket/test.txt, valid 86400 s from 20130524T000000Z.
+TEST(SignerAwsExampleTest, PresignedGet) {
+  Signer signer = AwsSigner();
+  const std::string q = signer.Presign(
+      {"GET", "/test.txt", "", {{"Host", "examplebucket.s3.amazonaws.com"}}}, kAwsTime, 86400);
+  EXPECT_EQ(q,
+            "X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"
+            "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host"
+            "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
+}
+
 TEST(SignerVerifierTest, VerifierAcceptsWhatItSigns) {
   struct Case {
     std::string method, path, query;

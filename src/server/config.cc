@@ -35,7 +35,8 @@ void SplitHostPort(const std::string& flag, const std::string& text, std::string
 }
 
 // An integer flag: a whole decimal number in [lo, hi]; the default shown in --help.
-void AddNumber(CLI::App& app, const std::string& flag, int& slot, int64_t lo, int64_t hi,
+template <typename Int>
+void AddNumber(CLI::App& app, const std::string& flag, Int& slot, int64_t lo, int64_t hi,
                const std::string& type, const std::string& description) {
   app.add_option(flag, slot, description)
       ->type_name(type)
@@ -203,6 +204,8 @@ void AddServerOptions(CLI::App& app, Config& c) {
             "recommend one tier colder after this many days without reads or writes");
   AddNumber(app, "--advisor-hot-reads", c.advisor_hot_reads_per_day, 1, 1'000'000'000, "N",
             "recommend warm -> hot for prefixes read this often per day on 3+ days");
+  AddNumber(app, "--advisor-min-bytes", c.advisor_min_bytes, 0, int64_t{1} << 60, "BYTES",
+            "recommend no move for prefixes holding less than this");
   app.add_option_function<std::string>(
          "--kv-listen",
          [&c](const std::string& v) {

@@ -138,6 +138,7 @@ struct Config {
   int advisor_interval_s = 0;
   int advisor_cold_days = 30;
   int advisor_hot_reads_per_day = 1000;
+  int64_t advisor_min_bytes = 1 << 20;  // smaller prefixes are not worth a move
   // Prometheus metrics on GET /metrics of their own listener (port -1: off),
   // with a bearer token read from a file (empty: no token asked).
   std::string metrics_listen_host = "127.0.0.1";

@@ -334,6 +334,9 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Int(v, key, 1, 36500, &c->advisor_cold_days);
     } else if (key == "advisor_hot_reads_per_day") {
       r.Int(v, key, 1, 1'000'000'000, &c->advisor_hot_reads_per_day);
+    } else if (key == "advisor_min_bytes") {
+      int mib = 0;
+      if (r.Int(v, key, 0, 1 << 30, &mib)) c->advisor_min_bytes = int64_t{mib} << 20;
     } else if (key == "pool") {
       const toml::array* pools = v.as_array();
       if (!pools) {
@@ -366,7 +369,7 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, advisor, advisor_sample, advisor_prefix_depth, "
              "advisor_max_prefixes, advisor_interval_seconds, advisor_cold_days, "
-             "advisor_hot_reads_per_day, metrics_listen, metrics_token_file, powercap_root, "
+             "advisor_hot_reads_per_day, advisor_min_bytes (MiB), metrics_listen, metrics_token_file, powercap_root, "
              "access_log, access_log_delivery_seconds, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "

@@ -603,6 +603,7 @@ int RunServer(const Config& cfg) {
     ao.stats.sample_every = static_cast<uint32_t>(cfg.advisor_sample);
     ao.thresholds.cold_days = cfg.advisor_cold_days;
     ao.thresholds.hot_reads_per_day = cfg.advisor_hot_reads_per_day;
+    ao.thresholds.min_bytes = static_cast<uint64_t>(cfg.advisor_min_bytes);
     ao.interval_ns = cfg.advisor_interval_s > 0
                          ? static_cast<int64_t>(cfg.advisor_interval_s) * 1'000'000'000
                          : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);

@@ -60,7 +60,7 @@ class AdvisorTest(unittest.TestCase):
             "--config", cls.config, "--kv-listen", "off",
             "--lifecycle-day-seconds", str(DAY_S), "--lifecycle-interval-s", "3600",
             "--advisor-interval-s", "3600", "--advisor-cold-days", "1",
-            "--advisor-hot-reads", "5"]).start()
+            "--advisor-hot-reads", "5", "--advisor-min-bytes", "1"]).start()
         cls.s3 = cls.server.boto3_client()
 
     @classmethod
