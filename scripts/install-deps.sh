@@ -7,10 +7,12 @@ BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libcli11-dev libtomlplusplus-dev libzstd-dev openssl
   pybind11-dev python3-dev)  # the strata_kv Python module (client/python) is in the default build
 # python3-numpy: KV client tests; python3-torch: the KV demo (examples/) and the torch buffer test;
-# chromium: the real-browser CORS test (tests/integration/test_browser_cors.py).
+# chromium: the real-browser CORS test (tests/integration/test_browser_cors.py); chromium-driver
+# and python3-selenium: the console end-to-end test (tests/integration/test_console.py).
 # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh and scripts/fuzz.sh.
 # prometheus: its promtool checks /metrics and a real server scrapes it (test_metrics.py).
 TEST_PKGS=(prometheus awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
+  chromium-driver python3-selenium
   clang libclang-rt-14-dev)
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi

@@ -29,6 +29,12 @@ std::pair<int, std::string> ServerAdminApi::HandleAs(
     const std::string& caller, const std::string& method, const std::string& action,
     const std::vector<std::pair<std::string, std::string>>& query, const std::string& body) {
   if (auto r = HandleAdvisorAction(advisor_, caller, method, action, query, body)) return *r;
+  if (identities_) {
+    if (auto r = HandleBucketAction(engine_, identities_, usage_, region_, caller, method, action,
+                                    query, body)) {
+      return *r;
+    }
+  }
   return Handle(method, action, query, body);
 }
 

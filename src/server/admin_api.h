@@ -22,6 +22,7 @@
 #include "auth/identities.h"
 #include "kms/key_service.h"
 #include "object/engine.h"
+#include "object/usage.h"
 #include "s3/admin_api.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
@@ -70,6 +71,8 @@ class ServerAdminApi : public s3::AdminApi {
   }
   void SetEnergy(energy::Meter* meter) { energy_ = meter; }
   void SetAdvisor(advisor::Advisor* a) { advisor_ = a; }
+  void SetUsage(object::UsageCounter* usage) { usage_ = usage; }
+  void SetRegion(std::string region) { region_ = std::move(region); }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -97,6 +100,8 @@ class ServerAdminApi : public s3::AdminApi {
   std::optional<AuditExport> audit_export_;
   energy::Meter* energy_ = nullptr;
   advisor::Advisor* advisor_ = nullptr;
+  object::UsageCounter* usage_ = nullptr;
+  std::string region_ = "us-east-1";
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -118,6 +123,14 @@ std::optional<std::pair<int, std::string>> HandleEnergyAction(energy::Meter* met
 // advisor answers 409; nullopt for other actions.
 std::optional<std::pair<int, std::string>> HandleAdvisorAction(
     advisor::Advisor* advisor, const std::string& caller, const std::string& method,
+    const std::string& action, const std::vector<std::pair<std::string, std::string>>& query,
+    const std::string& body);
+
+// buckets and presign (server/bucket_admin.cc): what the console's bucket
+// pages use. nullopt for other actions.
+std::optional<std::pair<int, std::string>> HandleBucketAction(
+    object::ObjectEngine* engine, auth::IdentityStore* identities, object::UsageCounter* usage,
+    const std::string& region, const std::string& caller, const std::string& method,
     const std::string& action, const std::vector<std::pair<std::string, std::string>>& query,
     const std::string& body);
 

@@ -187,6 +187,12 @@ void AddServerOptions(CLI::App& app, Config& c) {
   AddNumber(app, "--lifecycle-rate", c.lifecycle_max_actions_per_s, 0, 1'000'000, "N",
             "lifecycle actions per second at most (0: no limit)");
   app.add_option_function<std::string>(
+         "--console", [&c](const std::string& v) { c.console = v == "on"; },
+         "the web console at /_strata/console/ on the S3 listeners (docs/console.md)")
+      ->type_name("on|off")
+      ->check(CLI::IsMember({"on", "off"}).description(""))
+      ->default_str("on");
+  app.add_option_function<std::string>(
          "--advisor", [&c](const std::string& v) { c.advisor = v == "on"; },
          "the tier advisor: access statistics, recommendations, approved moves (docs/advisor.md)")
       ->type_name("on|off")

@@ -132,6 +132,8 @@ struct Config {
   // `advisor_max_prefixes` of them, an analysis every `advisor_interval_s`
   // (0: a quarter lifecycle day, 1 s to 1 h); its "day" is the lifecycle day.
   bool advisor = true;
+  // The web console at /_strata/console/ (docs/console.md).
+  bool console = true;
   int advisor_sample = 1;
   int advisor_prefix_depth = 2;
   int advisor_max_prefixes = 10000;

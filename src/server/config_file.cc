@@ -316,6 +316,12 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Int(v, key, 0, 7 * 86400, &c->lifecycle_interval_s);
     } else if (key == "lifecycle_max_actions_per_second") {
       r.Int(v, key, 0, 1'000'000, &c->lifecycle_max_actions_per_s);
+    } else if (key == "console") {
+      if (auto b = v.value<bool>(); v.is_boolean() && b) {
+        c->console = *b;
+      } else {
+        r.Fail(v, key, "needs true or false");
+      }
     } else if (key == "advisor") {
       if (auto b = v.value<bool>(); v.is_boolean() && b) {
         c->advisor = *b;
@@ -367,7 +373,7 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Fail(v, key,
              "unknown key (listen, data, region, domain, workers, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
-             "lifecycle_max_actions_per_second, advisor, advisor_sample, advisor_prefix_depth, "
+             "lifecycle_max_actions_per_second, console, advisor, advisor_sample, advisor_prefix_depth, "
              "advisor_max_prefixes, advisor_interval_seconds, advisor_cold_days, "
              "advisor_hot_reads_per_day, advisor_min_bytes (MiB), metrics_listen, metrics_token_file, powercap_root, "
              "access_log, access_log_delivery_seconds, "

@@ -39,6 +39,7 @@
 #include "s3/service.h"
 #include "advisor/advisor.h"
 #include "server/admin_api.h"
+#include "server/console.h"
 #include "server/admin_cli.h"
 #include "server/checkpointer.h"
 #include "server/config.h"
@@ -507,6 +508,8 @@ int RunServer(const Config& cfg) {
   ServerAdminApi admin(engine->get(), st.erasure.get(), healer.get(), identities->get(),
                        kms->get());
   admin.SetTiers(DescribeTiers(cfg, st), st.classes.Mapping());
+  admin.SetUsage(usage->get());
+  admin.SetRegion(cfg.region);
   // Sealed audit segments go into an Object-Lock bucket; the exporter holds
   // the engine, so it is taken back before the engine goes (ExportGuard).
   std::optional<AuditExport> audit_export;
@@ -631,8 +634,14 @@ int RunServer(const Config& cfg) {
   opts.idle_timeout_ms = cfg.idle_timeout_s * 1000;
   opts.header_timeout_ms = cfg.header_timeout_s * 1000;
   opts.min_body_bytes_per_s = static_cast<uint64_t>(cfg.min_body_bytes_per_s);
-  auto handler = [&service](const http::Request& req, ByteSource& body,
-                            http::ResponseWriter& out) { service.Handle(req, body, out); };
+  // The web console (server/console.h) on the same listeners.
+  std::unique_ptr<Console> console;
+  if (cfg.console) console = std::make_unique<Console>(&admin, ids, audit_log.get());
+  auto handler = [&service, c = console.get()](const http::Request& req, ByteSource& body,
+                                               http::ResponseWriter& out) {
+    if (c && Console::Owns(req)) return c->Handle(req, body, out);
+    service.Handle(req, body, out);
+  };
   auto on_error = [&service](http::ProtocolError e, http::ResponseWriter& out) {
     service.HandleProtocolError(e, out);
   };
