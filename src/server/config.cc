@@ -205,7 +205,7 @@ void AddServerOptions(CLI::App& app, Config& c) {
   AddNumber(app, "--advisor-max-prefixes", c.advisor_max_prefixes, 16, 10'000'000, "N",
             "prefixes the advisor keeps statistics for (the least read go first)");
   AddNumber(app, "--advisor-interval-s", c.advisor_interval_s, 0, 7 * 86400, "S",
-            "seconds between advisor analyses (0: a quarter lifecycle day, 1 s to 1 h)");
+            "seconds between advisor analyses (0: a quarter lifecycle day, 1 min to 1 h)");
   AddNumber(app, "--advisor-cold-days", c.advisor_cold_days, 1, 36500, "DAYS",
             "recommend one tier colder after this many days without reads or writes");
   AddNumber(app, "--advisor-hot-reads", c.advisor_hot_reads_per_day, 1, 1'000'000'000, "N",

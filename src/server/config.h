@@ -130,7 +130,7 @@ struct Config {
   // The tier advisor (docs/advisor.md): off, or on with one GET in
   // `advisor_sample` counted, prefixes `advisor_prefix_depth` deep, at most
   // `advisor_max_prefixes` of them, an analysis every `advisor_interval_s`
-  // (0: a quarter lifecycle day, 1 s to 1 h); its "day" is the lifecycle day.
+  // (0: a quarter lifecycle day, 1 min to 1 h); its "day" is the lifecycle day.
   bool advisor = true;
   // The web console at /_strata/console/ (docs/console.md).
   bool console = true;

@@ -609,7 +609,8 @@ int RunServer(const Config& cfg) {
     ao.thresholds.min_bytes = static_cast<uint64_t>(cfg.advisor_min_bytes);
     ao.interval_ns = cfg.advisor_interval_s > 0
                          ? static_cast<int64_t>(cfg.advisor_interval_s) * 1'000'000'000
-                         : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
+                         : std::clamp<int64_t>(lo.day_ns / 4, 60ll * 1'000'000'000,
+                                               3600ll * 1'000'000'000);
     ao.tick_ns = std::clamp<int64_t>(lo.day_ns / 20, 100'000'000, 5'000'000'000);
     auto opened = advisor::Advisor::Open(engine->get(), kv_store, &st.classes, ao);
     if (!opened.ok()) {
