@@ -22,6 +22,7 @@
 #include <pugixml.hpp>
 #include <string>
 
+#include "advisor/recommend.h"
 #include "auth/signer.h"
 #include "common/encoding.h"
 #include "common/net.h"
@@ -376,17 +377,7 @@ double Dbl(const nlohmann::json& j, const char* k) {
   return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0;
 }
 
-std::string Bytes(double b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (b >= 1024 && u < 5) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
-  return buf;
-}
+std::string Bytes(double b) { return advisor::HumanBytes(b); }
 
 void PrintExecutor(const nlohmann::json& e) {
   std::printf("executor: %s, %s; today %s of %s moved",

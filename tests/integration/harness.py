@@ -402,6 +402,34 @@ def no_empty_expect(client):
     return client
 
 
+# A hot and a warm pool (the advisor's and the console's tests).
+TWO_POOLS = """
+[[pool]]
+name = "hot"
+media = "hot"
+path = "pools/hot"
+[[pool]]
+name = "warm"
+media = "warm"
+path = "pools/warm"
+"""
+
+
+def audit_records(server, **filters):
+    """Every audit record the admin API returns for `filters`, following the pages."""
+    out, after = [], None
+    while True:
+        q = dict(filters)
+        if after:
+            q["after"] = str(after)
+        status, doc = admin(server, "GET", "audit-query", **q)
+        assert status == 200, doc
+        out += doc["records"]
+        after = doc["next_after"]
+        if not after:
+            return out
+
+
 def write_config(text, prefix="strata-"):
     """`text` in a new temporary .toml file; returns its path (the caller removes it)."""
     fd, path = tempfile.mkstemp(prefix=prefix, suffix=".toml")

@@ -16,16 +16,7 @@ from harness import Server, unique_name
 DAY_S = 2
 SIZE = 300 << 10  # past the inline limit: a data file in the pool
 
-CONFIG = """
-[[pool]]
-name = "hot"
-media = "hot"
-path = "pools/hot"
-[[pool]]
-name = "warm"
-media = "warm"
-path = "pools/warm"
-"""
+CONFIG = harness.TWO_POOLS
 
 
 def cli(server, *args, check=True):
@@ -36,20 +27,6 @@ def cli(server, *args, check=True):
     if check and r.returncode != 0:
         raise AssertionError(f"strata admin advisor {' '.join(args)}: {r.returncode}\n{r.stdout}{r.stderr}")
     return r
-
-
-def audit_records(server, **filters):
-    out, after = [], None
-    while True:
-        q = dict(filters)
-        if after:
-            q["after"] = str(after)
-        status, doc = harness.admin(server, "GET", "audit-query", **q)
-        assert status == 200, doc
-        out += doc["records"]
-        after = doc["next_after"]
-        if not after:
-            return out
 
 
 class AdvisorTest(unittest.TestCase):
@@ -188,7 +165,7 @@ class AdvisorTest(unittest.TestCase):
             self.assertEqual(s3.get_object(Bucket=ml, Key=key)["Body"].read(), body, key)
         # Each move is in the audit trail as the advisor's, naming the recommendation; never more
         # than the budget's three objects moved on one day.
-        moves = audit_records(self.server, identity="strata:advisor", bucket=ml,
+        moves = harness.audit_records(self.server, identity="strata:advisor", bucket=ml,
                               operation="AdvisorTransition")
         self.assertEqual(sorted(m["key"] for m in moves), sorted(bodies), moves)
         for m in moves:
@@ -201,7 +178,7 @@ class AdvisorTest(unittest.TestCase):
         next_day = (int((times[0] - 0.05) // DAY_S) + 1) * DAY_S
         self.assertGreaterEqual(times[3], next_day - 0.001, times)
         # The approval itself is an audit record of root's admin request.
-        approvals = audit_records(self.server, identity=harness.ACCESS_KEY, operation="Admin")
+        approvals = harness.audit_records(self.server, identity=harness.ACCESS_KEY, operation="Admin")
         self.assertTrue(any("advisor-approve" in (a.get("key") or "") for a in approvals), approvals)
 
         # The locked object moves and keeps its lock.

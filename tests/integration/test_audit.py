@@ -24,19 +24,7 @@ def request_id(resp):
     return resp["ResponseMetadata"]["RequestId"]
 
 
-def query(server, **filters):
-    """Every record the admin API returns for `filters`, following the pages."""
-    out, after = [], None
-    while True:
-        q = dict(filters)
-        if after:
-            q["after"] = str(after)
-        status, doc = harness.admin(server, "GET", "audit-query", **q)
-        assert status == 200, doc
-        out += doc["records"]
-        after = doc["next_after"]
-        if not after:
-            return out
+query = harness.audit_records
 
 
 def cli(server, *args):

@@ -21,16 +21,7 @@ import harness
 from harness import Server, unique_name
 
 DAY_S = 2
-CONFIG = """
-[[pool]]
-name = "hot"
-media = "hot"
-path = "pools/hot"
-[[pool]]
-name = "warm"
-media = "warm"
-path = "pools/warm"
-"""
+CONFIG = harness.TWO_POOLS
 
 
 def artifacts_dir():
