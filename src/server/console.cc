@@ -8,21 +8,14 @@
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/time_util.h"
+#include "server/console_wire.h"
 
 namespace strata::server {
 
 namespace {
 
 constexpr std::string_view kRoot = "/_strata/console";
-constexpr std::string_view kCookie = "strata_console";
 constexpr size_t kMaxLoginBody = 4096;
-
-bool SafeEqual(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 // Headers every console answer carries: no caching, no framing, no sniffing,
 // scripts and connections to this origin only.
@@ -64,25 +57,17 @@ std::optional<std::string> ReadBody(ByteSource& body, size_t max) {
   }
 }
 
+// The session cookie's value (the first Cookie header that has one), or "".
 std::string CookieValue(const http::Request& req) {
   for (const auto& [name, value] : req.headers) {
     if (name != "cookie") continue;
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      size_t semi = rest.find(';');
-      std::string_view part = TrimBlanks(rest.substr(0, semi));
-      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
-      size_t eq = part.find('=');
-      if (eq != std::string_view::npos && part.substr(0, eq) == kCookie) {
-        return std::string(part.substr(eq + 1));
-      }
-    }
+    if (auto v = console::CookieNamed(value, console::kCookieName)) return std::string(*v);
   }
   return "";
 }
 
 std::string SessionCookie(const std::string& id, bool secure, int64_t max_age_s) {
-  return std::string(kCookie) + "=" + id + "; Path=/_strata/console; HttpOnly; SameSite=Strict" +
+  return std::string(console::kCookieName) + "=" + id + "; Path=/_strata/console; HttpOnly; SameSite=Strict" +
          (secure ? "; Secure" : "") + "; Max-Age=" + std::to_string(max_age_s);
 }
 
@@ -130,7 +115,7 @@ void Console::Denied(const http::Request& req, const std::string& identity,
   audit_->RecordRequest(a, audit::Kind::kDenied, result, 403);
 }
 
-bool Console::MayChange(const std::string& access_key, const std::string& action) const {
+bool Console::MayCall(const std::string& access_key, const std::string& action) const {
   auto caller = identities_->Resolve(access_key);
   if (!caller) return false;
   if (caller->principal.kind == auth::Principal::Kind::kRoot) return true;
@@ -155,16 +140,15 @@ void Console::Login(const http::Request& req, ByteSource& body, http::ResponseWr
   }
   auto text = ReadBody(body, kMaxLoginBody);
   if (!text) return SendError(out, 413, "sign-in body too large");
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("access_key") ||
-      !j["access_key"].is_string() || !j.contains("secret_key") || !j["secret_key"].is_string()) {
+  std::optional<console::SignIn> sign_in = console::ParseSignIn(*text);
+  if (!sign_in) {
     return SendError(out, 400, "sign-in needs {\"access_key\": ..., \"secret_key\": ...}");
   }
-  const std::string ak = j["access_key"].get<std::string>();
-  const std::string sk = j["secret_key"].get<std::string>();
+  const std::string& ak = sign_in->access_key;
+  const std::string& sk = sign_in->secret_key;
   auto secret = identities_->Secret(ak);
   auto caller = identities_->Resolve(ak);
-  bool ok = secret && caller && SafeEqual(*secret, sk);
+  bool ok = secret && caller && console::TokensEqual(*secret, sk);
   bool allowed = ok && (caller->principal.kind == auth::Principal::Kind::kRoot ||
                         auth::Authorize(*caller, nullptr, {"strata:Console", "*"}) ==
                             auth::AccessDecision::kAllow);
@@ -198,12 +182,10 @@ void Console::Login(const http::Request& req, ByteSource& body, http::ResponseWr
     }
     sessions_[id] = s;
   }
-  nlohmann::json reply = {{"access_key", ak},
-                          {"identity", caller->principal.kind == auth::Principal::Kind::kRoot
-                                           ? "root"
-                                           : caller->principal.username},
-                          {"csrf", s.csrf}};
-  Send(out, 200, reply.dump(), "application/json",
+  const std::string reply = console::SignInReply(
+      ak, caller->principal.kind == auth::Principal::Kind::kRoot ? "root" : caller->principal.username,
+      s.csrf);
+  Send(out, 200, reply, "application/json",
        {{"Set-Cookie", SessionCookie(id, req.secure, options_.max_age_ns / 1'000'000'000)}});
 }
 
@@ -218,8 +200,10 @@ void Console::Logout(const http::Request& req, http::ResponseWriter& out) {
 
 void Console::AdminCall(const http::Request& req, const Session& s, const std::string& action,
                         ByteSource& body, http::ResponseWriter& out) {
+  // Reads too: an identity allowed strata:Console alone signs in and sees
+  // nothing it was not given (users, keys and the audit trail included).
   const bool reads = req.method == "GET" || req.method == "HEAD";
-  if (!reads && !MayChange(s.access_key, action)) {
+  if (!MayCall(s.access_key, action)) {
     return SendError(out, 403, "not allowed: strata:" + action);
   }
   auto text = ReadBody(body, s3::AdminApi::kMaxAdminBody);
@@ -273,14 +257,14 @@ void Console::Handle(const http::Request& req, ByteSource& body, http::ResponseW
   if (!s) return SendError(out, 401, "not signed in");
   if (changes) {
     const std::string* token = req.Header("x-strata-csrf");
-    if (!token || !SafeEqual(*token, s->csrf)) {
+    if (!token || !console::TokensEqual(*token, s->csrf)) {
       return SendError(out, 403, "missing or wrong CSRF token (X-Strata-CSRF)");
     }
   }
   if (path == "session") {
     if (req.method != "GET") return SendError(out, 405, "GET only");
     nlohmann::json j = {{"access_key", s->access_key}, {"csrf", s->csrf}};
-    return Send(out, 200, j.dump());
+    return Send(out, 200, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   if (path == "logout") {
     if (req.method != "POST") return SendError(out, 405, "POST only");

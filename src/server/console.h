@@ -15,8 +15,8 @@
 // (anything but GET/HEAD) must carry the session's CSRF token in
 // X-Strata-CSRF and, when the browser sends Origin, an Origin of this host.
 // Who may sign in: root, or an identity whose policies allow strata:Console;
-// such an identity reads every page, and changes only what its policies
-// allow as strata:<admin action> (root: everything). Failed sign-ins are
+// such an identity calls (reads as well as changes) only the admin actions
+// its policies allow as strata:<admin action> (root: everything). Failed sign-ins are
 // audit records (denied) and throttled per client address.
 #pragma once
 
@@ -74,7 +74,7 @@ class Console {
   void Logout(const http::Request& req, http::ResponseWriter& out);
   void AdminCall(const http::Request& req, const Session& s, const std::string& action,
                  ByteSource& body, http::ResponseWriter& out);
-  bool MayChange(const std::string& access_key, const std::string& action) const;
+  bool MayCall(const std::string& access_key, const std::string& action) const;
   void Denied(const http::Request& req, const std::string& identity, const std::string& result);
 
   s3::AdminApi* admin_;

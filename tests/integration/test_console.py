@@ -174,6 +174,38 @@ class ConsoleSecurityTest(unittest.TestCase):
         self.assertEqual(st, 403, doc)
         self.assertIn("strata:Console", doc["error"])
 
+    def test_a_console_user_reads_and_changes_only_what_its_policy_allows(self):
+        user = unique_name("c").replace("-", "")[:30]
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Resource": "*",
+            "Action": ["strata:Console", "strata:tiers", "strata:advisor-list", "strata:advisor-stop"]}]})
+        key = harness.make_user(self.server, user, policy)
+        st, headers, doc = self.http.call("POST", "login", json.dumps({"access_key": key["ak"],
+                                                                       "secret_key": key["sk"]}),
+                                          {"Content-Type": "application/json"})
+        self.assertEqual(st, 200, doc)
+        self.assertEqual(doc["identity"], user)
+        base = {"Cookie": "strata_console=" + session_id(headers)}
+        csrf = {**base, "X-Strata-CSRF": doc["csrf"]}
+        for action in ("tiers", "advisor-list"):
+            st, _, doc = self.http.call("GET", "admin/" + action, headers=base)
+            self.assertEqual(st, 200, (action, doc))
+        # Reads it was not given are refused like changes: who the users are,
+        # the keys, the audit trail, the key service, the buckets' settings.
+        for action in ("users", "groups", "policies", "audit-query", "audit-verify", "kms-keys",
+                       "buckets", "drives", "advisor-policy"):
+            st, _, doc = self.http.call("GET", "admin/" + action, headers=base)
+            self.assertEqual(st, 403, (action, doc))
+            self.assertEqual(doc["error"], "not allowed: strata:" + action)
+        st, _, doc = self.http.call("POST", "admin/advisor-stop", headers=csrf)
+        self.assertEqual(st, 200, doc)
+        st, _, doc = self.http.call("POST", "admin/advisor-resume", headers=csrf)
+        self.assertEqual(st, 403, doc)
+        st, _, doc = self.http.call("POST", "admin/key-create", headers=csrf)
+        self.assertEqual(st, 403, doc)
+        st, doc = harness.admin(self.server, "POST", "advisor-resume")
+        self.assertEqual(st, 200, doc)
+
     def test_secure_cookie_over_tls(self):
         from test_tls import make_cert  # the same openssl-made certificate as the TLS tests
         d = tempfile.mkdtemp(prefix="strata-console-tls-")
