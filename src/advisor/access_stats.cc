@@ -164,31 +164,88 @@ std::string AccessStats::Serialize() const {
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// Times and day numbers restored must leave room for the arithmetic on them
+// (a day added, two subtracted): 2^62 ns is the year 2116.
+constexpr uint64_t kMaxRestoredTime = uint64_t{1} << 62;
+
+// The document's fields, checked before anything is taken from them: a
+// damaged record is refused (InvalidArgument), never trusted.
+Status RestoreOne(const nlohmann::json& p, PrefixStats* s) {
+  if (!p.is_object()) return InvalidArgument("advisor statistics: a prefix is not an object");
+  auto field = [&](const char* name) -> const nlohmann::json* {
+    auto it = p.find(name);
+    return it == p.end() ? nullptr : &*it;
+  };
+  auto text = [&](const char* name, std::string* out) -> Status {
+    const nlohmann::json* v = field(name);
+    if (!v || !v->is_string()) return InvalidArgument(std::string("advisor statistics: ") + name + " must be a string");
+    *out = v->get<std::string>();
+    return Status::OK();
+  };
+  auto figure = [&](const char* name, double* out) -> Status {
+    const nlohmann::json* v = field(name);
+    if (!v || !v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+      return InvalidArgument(std::string("advisor statistics: ") + name + " must be a number >= 0");
+    }
+    *out = v->get<double>();
+    return Status::OK();
+  };
+  auto count = [&](const char* name, uint64_t max, uint64_t* out) -> Status {
+    const nlohmann::json* v = field(name);
+    if (!v || !v->is_number_unsigned() || v->get<uint64_t>() > max) {
+      return InvalidArgument(std::string("advisor statistics: ") + name +
+                             " must be a whole number from 0 to " + std::to_string(max));
+    }
+    *out = v->get<uint64_t>();
+    return Status::OK();
+  };
+  uint64_t first = 0, last = 0, as_of = 0, last_day = 0;
+  for (Status st : {text("b", &s->bucket), text("p", &s->prefix), figure("r", &s->reads),
+                    figure("br", &s->bytes_read), count("tr", UINT64_MAX, &s->total_reads),
+                    count("tb", UINT64_MAX, &s->total_bytes), count("f", kMaxRestoredTime, &first),
+                    count("l", kMaxRestoredTime, &last), count("a", kMaxRestoredTime, &as_of),
+                    count("ld", kMaxRestoredTime, &last_day)}) {
+    if (!st.ok()) return st;
+  }
+  s->first_read_ns = static_cast<int64_t>(first);
+  s->last_read_ns = static_cast<int64_t>(last);
+  s->as_of_ns = static_cast<int64_t>(as_of);
+  s->last_day = static_cast<int64_t>(last_day);
+  const nlohmann::json* days = field("d");
+  if (!days || !days->is_array() || days->size() != kDays) {
+    return InvalidArgument("advisor statistics: d must be a list of " + std::to_string(kDays) + " counts");
+  }
+  for (size_t i = 0; i < kDays; ++i) {
+    const nlohmann::json& d = (*days)[i];
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > UINT32_MAX) {
+      return InvalidArgument("advisor statistics: d must hold whole numbers from 0 to 4294967295");
+    }
+    s->day_reads[i] = static_cast<uint32_t>(d.get<uint64_t>());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status AccessStats::Restore(std::string_view bytes) {
   nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != 1 ||
-      !doc.contains("prefixes") || !doc["prefixes"].is_array()) {
+  if (doc.is_discarded() || !doc.is_object()) {
+    return InvalidArgument("advisor statistics: not a JSON object");
+  }
+  auto version = doc.find("version");
+  auto prefixes = doc.find("prefixes");
+  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() != 1 ||
+      prefixes == doc.end() || !prefixes->is_array()) {
     return InvalidArgument("advisor statistics: not a version 1 document");
   }
   std::vector<PrefixStats> loaded;
-  try {
-    for (const auto& p : doc["prefixes"]) {
-      PrefixStats s;
-      s.bucket = p.at("b").get<std::string>();
-      s.prefix = p.at("p").get<std::string>();
-      s.reads = p.at("r").get<double>();
-      s.bytes_read = p.at("br").get<double>();
-      s.total_reads = p.at("tr").get<uint64_t>();
-      s.total_bytes = p.at("tb").get<uint64_t>();
-      s.first_read_ns = p.at("f").get<int64_t>();
-      s.last_read_ns = p.at("l").get<int64_t>();
-      s.as_of_ns = p.at("a").get<int64_t>();
-      s.last_day = p.at("ld").get<int64_t>();
-      s.day_reads = p.at("d").get<std::array<uint32_t, kDays>>();
-      loaded.push_back(std::move(s));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(std::string("advisor statistics: ") + e.what());
+  loaded.reserve(prefixes->size());
+  for (const auto& p : *prefixes) {
+    PrefixStats s;
+    if (Status st = RestoreOne(p, &s); !st.ok()) return st;
+    loaded.push_back(std::move(s));
   }
   for (size_t i = 0; i < kShards; ++i) {
     std::lock_guard lock(shards_[i].mu);

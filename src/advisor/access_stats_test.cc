@@ -125,5 +125,41 @@ TEST(AccessStatsTest, SurvivesARestart) {
   EXPECT_EQ(b.size(), y.size());  // a refused document changes nothing
 }
 
+// A damaged metadata record is refused whole, never trusted: a version that
+// is not a number (it threw out of Restore, ending the server), and figures
+// that would break the arithmetic later (a count from a huge float, a
+// negative day, a negative decayed figure, a short day ring).
+TEST(AccessStatsTest, RestoreRefusesDamagedFigures) {
+  auto ring = [](std::string_view first) {  // kDays counts, the first one `first`
+    std::string days = "[" + std::string(first);
+    for (int i = 1; i < kDays; ++i) days += ",0";
+    return days + "]";
+  };
+  auto doc = [&](std::string_view field, std::string_view value) {
+    const std::string days = ring("0");
+    std::string p = R"({"b":"bk","p":"x/","r":1.5,"br":10.0,"tr":3,"tb":30,"f":1,"l":2,"a":2,"ld":0,"d":)" + days + "}";
+    if (!field.empty()) {
+      const std::string key = "\"" + std::string(field) + "\":";
+      size_t at = p.find(key) + key.size();
+      size_t end = p.find_first_of(",}", at);
+      if (field == "d") end = p.find(']', at) + 1;
+      p.replace(at, end - at, value);
+    }
+    return R"({"version":1,"prefixes":[)" + p + "]}";
+  };
+  AccessStats s(Opts());
+  ASSERT_TRUE(s.Restore(doc("", "")).ok()) << doc("", "");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.Restore(R"({"version":"1","prefixes":[]})").code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.Restore(R"({"version":1.0,"prefixes":[]})").code(), Code::kInvalidArgument);
+  for (auto [field, value] : std::vector<std::pair<std::string, std::string>>{
+           {"tr", "1e300"}, {"tb", "-1"}, {"ld", "-5"}, {"a", "-1"}, {"f", "4.5"},
+           {"l", "9223372036854775807"}, {"r", "-1"}, {"br", "\"many\""}, {"b", "7"},
+           {"d", "[1,2,3]"}, {"d", ring("-1")}, {"d", ring("4294967296")}, {"d", ring("0.5")}}) {
+    EXPECT_EQ(s.Restore(doc(field, value)).code(), Code::kInvalidArgument) << field << "=" << value;
+  }
+  EXPECT_EQ(s.size(), 1u);  // none of them changed what was held
+}
+
 }  // namespace
 }  // namespace strata::advisor

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
+#include <set>
 #include <sstream>
 
 #include "common/hash.h"
@@ -39,9 +40,35 @@ std::string RecommendationJson(const Recommendation& r, const Coefficients* mode
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+bool HasFraction(const nlohmann::json& j) {
+  if (j.is_number_float()) return true;
+  if (j.is_structured()) {
+    for (const auto& v : j) {
+      if (HasFraction(v)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Recommendation> ParseRecommendation(std::string_view json) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("recommendation: not a JSON object");
+  // Only these fields are held as doubles; a float read into any other
+  // (a count, a time) is undefined once out of the integer's range, so a
+  // damaged record saying 1e300 is refused here rather than trusted.
+  static const std::set<std::string, std::less<>> kDoubles = {
+      "reads_per_active_day", "rereads_per_object", "idle_days", "watts_before", "watts_after",
+      "cost_month_before", "cost_month_after"};
+  static const nlohmann::json kMembers = Recommendation{};  // what the fields are; others are ignored
+  for (const auto& [name, value] : j.items()) {
+    if (kMembers.contains(name) && !kDoubles.count(name) && HasFraction(value)) {
+      return InvalidArgument("recommendation: " + name + " must hold whole numbers only");
+    }
+  }
   try {
     return j.get<Recommendation>();
   } catch (const nlohmann::json::exception& e) {

@@ -202,6 +202,17 @@ TEST_F(RecommendTest, JsonRoundTrip) {
   EXPECT_NE(RecommendationJson(recs[0], &model_).find("\"watts_per_tib\":0.4"), std::string::npos);
   EXPECT_FALSE(ParseRecommendation("[1]").ok());
   EXPECT_FALSE(ParseRecommendation(R"({"objects": "many"})").ok());
+  // A float where a whole number is held is refused (converting 1e300 to an
+  // integer is undefined); the double fields take fractions.
+  for (const char* damaged : {R"({"objects": 1e300})", R"({"window_days": 2.5})",
+                              R"({"daily_reads": [1, 2.5]})", R"({"by_class": {"STANDARD": {"bytes": -1e30}}})",
+                              R"({"capacity_change": {"hot": 1e19}})"}) {
+    EXPECT_EQ(ParseRecommendation(damaged).status().code(), Code::kInvalidArgument) << damaged;
+  }
+  auto fractions = ParseRecommendation(R"({"idle_days": 34.5, "watts_after": 0.25, "objects": 3})");
+  ASSERT_TRUE(fractions.ok());
+  EXPECT_DOUBLE_EQ(fractions->idle_days, 34.5);
+  EXPECT_EQ(fractions->objects, 3u);
 }
 
 TEST(HumanBytesTest, Units) {

@@ -475,6 +475,55 @@ def main():
     write("encoding", "varint", ctl([4]) + varint(300) + lp("abc") + b"\xff" * 10)
     write("encoding", "rfc2047", ctl([5]) + b"=?UTF-8?B?w6k=?= and =?utf-8?Q?caf=C3=A9_x?= =?ISO-8859-1?Q?a?=")
 
+    # advisor_policy: even control a policy document, odd "pattern\ntext" for GlobMatch.
+    write("advisor_policy", "default", ctl([0]) + json.dumps({
+        "enabled": True, "require_approval": True, "buckets": ["*"], "prefixes": [],
+        "moves": ["hot->warm"], "max_bytes_per_day": 1099511627776, "window_start_hour": 0,
+        "window_end_hour": 24, "max_objects_per_second": 50}).encode())
+    write("advisor_policy", "night_window", ctl([0]) + json.dumps({
+        "require_approval": False, "buckets": ["train-*", "ckpt"], "prefixes": ["ckpt/2026-"],
+        "moves": ["hot->warm", "warm->cold", "gpu-direct->hot"], "max_bytes_per_day": 0,
+        "window_start_hour": 22, "window_end_hour": 6, "max_objects_per_second": 0}).encode())
+    write("advisor_policy", "glob", ctl([1]) + b"ckpt-*-20*6\nckpt-llama-2026")
+    write("advisor_policy", "glob_stars", ctl([1]) + b"**a*b**\nxxaxxbxx")
+
+    # advisor_state: even control the access statistics, odd one recommendation.
+    day = [0] * 32
+    day[20061 % 32] = 12
+    day[20062 % 32] = 3
+    write("advisor_state", "stats", ctl([0]) + json.dumps({"version": 1, "prefixes": [
+        {"b": "train", "p": "ckpt/2026-10/", "r": 11.25, "br": 4.5e9, "tr": 15, "tb": 6000000000,
+         "f": 1733270400000000000, "l": 1733356800000000000, "a": 1733356800000000000,
+         "ld": 20062, "d": day},
+        {"b": "rag", "p": "", "r": 0.0, "br": 0.0, "tr": 0, "tb": 0, "f": 0, "l": 0, "a": 0,
+         "ld": 0, "d": [0] * 32}]}).encode())
+    write("advisor_state", "recommendation", ctl([1]) + json.dumps({
+        "id": "0123456789abcdef", "kind": "colder", "bucket": "train", "prefix": "ckpt/2026-10/",
+        "from_media": "hot", "to_media": "warm", "from_classes": ["STANDARD"],
+        "from_pool": "hot", "to_pool": "warm", "to_class": "STANDARD_IA",
+        "summary": "prefix ckpt/2026-10/ - 3.1 TiB, no reads for 34 days -> warm",
+        "window_days": 30, "reads_in_window": 0, "active_days": 0, "reads_per_active_day": 0.0,
+        "rereads_per_object": 0.0, "last_read_ns": 0, "idle_days": 34.2, "objects": 120,
+        "bytes": 3408486046105, "daily_reads": [0] * 30, "size_hist": [0, 0, 0, 0, 0, 0, 120],
+        "age_hist": [0, 0, 0, 120, 0, 0], "by_class": {"STANDARD": {"objects": 120, "bytes": 3408486046105}},
+        "objects_to_move": 120, "bytes_to_move": 3408486046105,
+        "capacity_change": {"hot": -3408486046105, "warm": 3408486046105},
+        "watts_before": 3.72, "watts_after": 1.24, "cost_month_before": 186.0, "cost_month_after": 46.5,
+        "action": "move 120 objects hot -> warm",
+        "lifecycle_rule": "<Rule><ID>advisor-0123456789abcdef</ID><Filter><Prefix>ckpt/2026-10/</Prefix></Filter>"
+                          "<Status>Enabled</Status><Transition><Days>30</Days><StorageClass>STANDARD_IA"
+                          "</StorageClass></Transition></Rule>",
+        "state": "waiting", "created_ns": 1733356800000000000, "updated_ns": 1733356800000000000,
+        "decided_ns": 0, "finished_ns": 0, "decided_by": "", "reason": "", "waiting": "daily budget",
+        "moved_objects": 3, "moved_bytes": 85212151152, "skipped": 0, "locked": 1, "failed": 0,
+        "resume_after": "ckpt/2026-10/shard-0003", "size_buckets": ["< 4 KiB"],
+        "model": {"kind": "modelled", "currency": "USD"}}).encode())
+
+    # console_wire: even control a sign-in body, odd a Cookie header.
+    write("console_wire", "sign_in", ctl([0]) + json.dumps({"access_key": ACCESS, "secret_key": SECRET}).encode())
+    write("console_wire", "cookies", ctl([1]) + b"theme=dark; strata_console=" + b"ab" * 32 + b"; _ga=GA1.2")
+    write("console_wire", "cookie_blanks", ctl([1]) + b" \tstrata_console = x ;;strata_console=y")
+
 
 if __name__ == "__main__":
     main()
