@@ -304,30 +304,36 @@ void RunSmallPut(const CaseOptions& opt, const Target& target, Report& report) {
   }
 }
 
-void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report) {
+void PopulateSmallGetKeys(const Target& target, int keys) {
   EnsureBucket(target, kSmallBucket);
-  auto key_of = [](int i) { return "get/" + std::to_string(i); };
-  PopulateKeys(target, kSmallBucket, opt.small_get_keys, std::min(16, opt.small_get_keys), key_of,
+  PopulateKeys(target, kSmallBucket, keys, std::min(16, keys), SmallGetKey,
                [](int i) { return SharedPattern().Slice(i * kSmallStride, kSmallObjectBytes); });
+}
+
+TimedResult TimedSmallGets(const Target& target, int c, double duration_s, int keys) {
+  return RunTimed(c, duration_s, [&](int worker) -> Operation {
+    auto client = std::shared_ptr<S3Client>(target.NewClient());
+    client->Connect();
+    auto rng = std::make_shared<uint64_t>(0x9E3779B97F4A7C15ull * (worker + 1));
+    return [client, rng, keys](uint64_t) {
+      *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+      int i = static_cast<int>(*rng % keys);
+      S3Response resp = client->Send({"GET", ObjectPath(kSmallBucket, SmallGetKey(i))}, "");
+      ExpectStatus(resp, 200, "GET 4 KiB");
+      if (resp.body != SharedPattern().Slice(i * kSmallStride, kSmallObjectBytes)) {
+        throw BenchError("GET 4 KiB: wrong data for " + SmallGetKey(i));
+      }
+    };
+  });
+}
+
+void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report) {
+  PopulateSmallGetKeys(target, opt.small_get_keys);
   for (int c : kConcurrencies) {
     Row& row = report.Add("get4k_c" + std::to_string(c), "GET 4 KiB, c=" + std::to_string(c),
                           Unit::kOpsPerSecond, SmallComparison(c, 0.30));
     report.Measure(row, opt.runs, [&](int) {
-      TimedResult r = RunTimed(c, opt.duration_s, [&](int worker) -> Operation {
-        auto client = std::shared_ptr<S3Client>(target.NewClient());
-        client->Connect();
-        auto rng = std::make_shared<uint64_t>(0x9E3779B97F4A7C15ull * (worker + 1));
-        int keys = opt.small_get_keys;
-        return [client, rng, keys, key_of](uint64_t) {
-          *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
-          int i = static_cast<int>(*rng % keys);
-          S3Response resp = client->Send({"GET", ObjectPath(kSmallBucket, key_of(i))}, "");
-          ExpectStatus(resp, 200, "GET 4 KiB");
-          if (resp.body != SharedPattern().Slice(i * kSmallStride, kSmallObjectBytes)) {
-            throw BenchError("GET 4 KiB: wrong data for " + key_of(i));
-          }
-        };
-      });
+      TimedResult r = TimedSmallGets(target, c, opt.duration_s, opt.small_get_keys);
       return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};
     });
   }

@@ -76,6 +76,15 @@ void RunNotifyOverhead(const CaseOptions& opt, const std::string& binary, Report
 void RunMetricsScrape(const CaseOptions& opt, const std::string& binary, int buckets,
                       Report& report);
 void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
+// The GET case's objects: `keys` 4 KiB objects SmallGetKey(0..keys-1) in the
+// small bucket, and c workers GETting them at random (every body checked).
+inline std::string SmallGetKey(int i) { return "get/" + std::to_string(i); }
+void PopulateSmallGetKeys(const Target& target, int keys);
+TimedResult TimedSmallGets(const Target& target, int c, double duration_s, int keys);
+// The tier advisor's access statistics' cost (advisor_cases.cc): GET 4 KiB on
+// a server counting every read against one with --advisor off, runs
+// interleaved (issue 18: >= 97 %).
+void RunAdvisorOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
 // Large object: one stream, and `large_streams` multipart parts / ranges.
 void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);
 void RunLargeGet(const CaseOptions& opt, const Target& target, Report& report);

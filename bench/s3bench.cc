@@ -55,7 +55,7 @@ namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "versions", "access", "sse", "ec",
-                                         "kv",        "kv_index", "audit", "notify", "metrics"};
+                                         "kv",        "kv_index", "audit", "advisor", "notify", "metrics"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
                                         "list",  "versions", "access", "sse"};
 
@@ -143,7 +143,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, notify, metrics, kv, "
+                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, advisor, notify, metrics, kv, "
                              "kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
@@ -311,6 +311,19 @@ void RunAudit(const Options& opt, Report& report) {
   RunS3Case("audit setup", report, [&] { RunAuditOverhead(opt.s3, binary, report); });
 }
 
+// The advisor group: its own two servers, statistics on and off (advisor_cases.cc).
+void RunAdvisor(const Options& opt, Report& report) {
+  if (!opt.cases.count("advisor")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("advisor", "advisor group", Unit::kOpsPerSecond);
+    row.note = "n/a (starts its own servers; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("advisor setup", report, [&] { RunAdvisorOverhead(opt.s3, binary, report); });
+}
+
 // The notify group: its own three servers and a receiver (notify_cases.cc).
 void RunNotify(const Options& opt, Report& report) {
   if (!opt.cases.count("notify")) return;
@@ -417,6 +430,7 @@ int Main(int argc, char** argv) {
   server.reset();  // stop the server before the ec group and printing
   RunEc(opt, report);
   RunAudit(opt, report);
+  RunAdvisor(opt, report);
   RunNotify(opt, report);
   RunMetrics(opt, report);
   RunKv(opt, report);
@@ -425,7 +439,8 @@ int Main(int argc, char** argv) {
               [&] { RunKvIndex(opt.s3, opt.smoke ? 100'000 : 10'000'000, report); });
   }
   if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv") ||
-      opt.cases.count("audit") || opt.cases.count("notify") || opt.cases.count("metrics")) {
+      opt.cases.count("audit") || opt.cases.count("advisor") || opt.cases.count("notify") ||
+      opt.cases.count("metrics")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }
 
