@@ -10,6 +10,7 @@ BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
 # chromium: the real-browser CORS test (tests/integration/test_browser_cors.py); chromium-driver
 # and python3-selenium: the console end-to-end test (tests/integration/test_console.py).
 # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh and scripts/fuzz.sh.
+# npm (if the machine has none) and, through it, axe-core: the console's accessibility audit.
 # prometheus: its promtool checks /metrics and a real server scrapes it (test_metrics.py).
 TEST_PKGS=(prometheus awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
   chromium-driver python3-selenium
@@ -25,4 +26,17 @@ if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [[ "${1:-}" == "--test" ]]; then
+  # axe-core (pinned in tests/console/package-lock.json): the accessibility audit the console's
+  # browser test runs on every page. With the machine's Node.js npm, or Debian's.
+  if ! command -v npm >/dev/null; then
+    SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
+  fi
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  if [[ ! -f "$root/tests/console/node_modules/axe-core/axe.min.js" ]]; then
+    npm ci --prefix "$root/tests/console" --no-audit --no-fund --loglevel=error
+  fi
 fi

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "advisor/inventory.h"
 #include "audit/context.h"
@@ -148,9 +149,20 @@ Result<AnalysisSummary> Advisor::Analyze() {
   io.day_ns = stats_.options().day_ns;
   auto inv = TakeInventory(*engine_, io, now);
   if (!inv.ok()) return inv.status();
+  std::vector<KvNamespaceFacts> kv;
+  if (options_.kv_namespaces) kv = options_.kv_namespaces();
+  // KV namespaces are a cache the KV tier manages: they expire, never move.
+  std::set<std::string, std::less<>> kv_buckets;
+  for (const KvNamespaceFacts& ns : kv) kv_buckets.insert(ns.bucket);
+  std::erase_if(inv->prefixes,
+                [&](const PrefixInventory& p) { return kv_buckets.count(p.bucket) != 0; });
   std::vector<Recommendation> found = Recommend(inv->prefixes, stats_.Snapshot(now), *classes_,
                                                 options_.thresholds, options_.model, now,
                                                 stats_.options().day_ns);
+  for (Recommendation& r : RecommendKv(kv, *classes_, options_.thresholds, options_.model, now,
+                                       stats_.options().day_ns)) {
+    found.push_back(std::move(r));
+  }
   AnalysisSummary sum;
   sum.objects = inv->objects;
   sum.prefixes = inv->prefixes.size();
@@ -311,7 +323,7 @@ std::string Advisor::ModelJson() const {
        {{"window_days", t.window_days}, {"cold_days", t.cold_days},
         {"archive_days", t.archive_days}, {"min_bytes", t.min_bytes},
         {"hot_reads_per_day", t.hot_reads_per_day}, {"hot_min_active_days", t.hot_min_active_days},
-        {"hot_min_rereads", t.hot_min_rereads}}},
+        {"hot_min_rereads", t.hot_min_rereads}, {"kv_idle_days", t.kv_idle_days}}},
       {"day_seconds", static_cast<double>(stats_.options().day_ns) / 1e9},
       {"statistics",
        {{"prefixes", stats_.size()}, {"max_prefixes", stats_.options().max_prefixes},
@@ -411,6 +423,11 @@ Result<bool> Advisor::ExecuteStep() {
     if (Status st = publish(why); !st.ok()) return st;
     return false;
   }
+  if (rec.kind == "expire") {
+    ExpireKv(rec);
+    if (Status st = publish(""); !st.ok()) return st;
+    return rec.state == "done";
+  }
   rec.state = "executing";
   object::ListParams lp;
   lp.prefix = rec.prefix;
@@ -505,6 +522,34 @@ Result<bool> Advisor::ExecuteStep() {
   }
   if (Status st = publish(waiting); !st.ok()) return st;
   return rec.state == "executing" || (worked && rec.state == "done");
+}
+
+void Advisor::ExpireKv(Recommendation& rec) {
+  Result<KvExpired> r = Unavailable("the KV-cache tier is not running");
+  if (options_.kv_expire) {
+    // Each block's removal is an audit record of the advisor's, naming the recommendation.
+    audit::Actor actor = audit::SystemActor("advisor", "AdvisorKvExpire", rec.bucket, "");
+    actor.request_id = "advisor:" + rec.id;
+    audit::Scope scope(&actor);
+    r = options_.kv_expire(rec.bucket, rec.last_read_ns);
+  }
+  rec.finished_ns = options_.now();
+  if (r.ok()) {
+    rec.state = "done";
+    rec.moved_objects = r->blocks;
+    rec.moved_bytes = r->bytes;
+    rec.locked = r->blocks_left;  // pinned (or being read): they stay
+    return;
+  }
+  if (r.status().code() == Code::kPreconditionFailed || r.status().code() == Code::kNotFound) {
+    rec.state = "expired";  // accessed since the analysis, or gone: the evidence no longer holds
+    rec.reason = r.status().message();
+    return;
+  }
+  rec.state = "failed";
+  rec.reason = r.status().ToString();
+  STRATA_LOG("advisor: expiring %s for %s failed: %s", rec.bucket.c_str(), rec.id.c_str(),
+             rec.reason.c_str());
 }
 
 }  // namespace strata::advisor

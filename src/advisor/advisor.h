@@ -39,6 +39,12 @@
 
 namespace strata::advisor {
 
+// What expiring a KV namespace removed (kvcache::ExpireResult, as the server
+// wires it in).
+struct KvExpired {
+  uint64_t blocks = 0, bytes = 0, blocks_left = 0;
+};
+
 struct AdvisorOptions {
   StatsOptions stats;
   Thresholds thresholds;
@@ -47,6 +53,12 @@ struct AdvisorOptions {
   int64_t tick_ns = 1'000'000'000;               // the executor's wake-up
   size_t max_inventory_prefixes = 100000;
   std::function<int64_t()> now;  // Unix ns; default common/time_util UnixNowNs
+  // The KV-cache tier, when it runs (set by the server): its namespaces, for
+  // "kv->expire" recommendations, and the expiry of one namespace if it was
+  // not accessed after `idle_since_ns` (PreconditionFailed when it was).
+  // Unset: no KV recommendations. Their buckets are never tier-moved.
+  std::function<std::vector<KvNamespaceFacts>()> kv_namespaces;
+  std::function<Result<KvExpired>(const std::string& bucket, int64_t idle_since_ns)> kv_expire;
 };
 
 struct AnalysisSummary {
@@ -107,6 +119,8 @@ class Advisor {
   Status SaveRecommendation(const Recommendation& r);  // sync write
   Status SaveStats();
   Status SaveBudget(int64_t day, uint64_t bytes);
+  // ExecuteStep for an "expire" recommendation (one call: the namespace at once).
+  void ExpireKv(Recommendation& rec);
   void Run();
   void Pace();
 

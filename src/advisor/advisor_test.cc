@@ -46,6 +46,11 @@ class AdvisorTest : public ::testing::Test {
     o.stats.day_ns = kDay;
     o.thresholds.min_bytes = 1;  // one 300 KiB object is a prefix worth moving here
     o.now = [this] { return UnixNowNs() + offset_.load(); };
+    o.kv_namespaces = [this] { return kv_facts_; };
+    o.kv_expire = [this](const std::string& bucket, int64_t since) -> Result<KvExpired> {
+      kv_expired_.emplace_back(bucket, since);
+      return kv_expire_result_;
+    };
     auto a = Advisor::Open(engine_.get(), kv_.get(), &classes_, o);
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     advisor_ = std::move(a).value();
@@ -101,6 +106,10 @@ class AdvisorTest : public ::testing::Test {
   tier::ClassMap classes_;
   std::atomic<int64_t> offset_{0};
   std::unique_ptr<Advisor> advisor_;
+  // The KV-cache tier as the advisor sees it.
+  std::vector<KvNamespaceFacts> kv_facts_;
+  std::vector<std::pair<std::string, int64_t>> kv_expired_;
+  Result<KvExpired> kv_expire_result_ = KvExpired{3, 3 << 20, 1};
 };
 
 TEST_F(AdvisorTest, ApprovedMoveRunsWithinTheDailyBudget) {
@@ -263,6 +272,74 @@ TEST_F(AdvisorTest, RejectedStaysRejectedAndStaleEvidenceExpires) {
   // The stored statistics are what the new analysis sees: r/s/ stays expired.
   ASSERT_TRUE(advisor_->Analyze().ok());
   EXPECT_EQ(advisor_->Get(rs)->state, "expired");
+}
+
+// A KV namespace idle past kv_idle_days: an "expire" recommendation, allowed
+// only by a policy naming kv->expire, carried out in one call with the time
+// of the evidence (so the tier refuses if the namespace was used since); its
+// bucket's objects are never tier-moved.
+TEST_F(AdvisorTest, IdleKvNamespaceExpiresWithinThePolicy) {
+  const int64_t now = UnixNowNs() + offset_.load();
+  kv_facts_.push_back({"kv-00000000000000aa", 4, 4 << 20, now - 9 * kDay, 50, 30, 20, 0, ""});
+  kv_facts_.push_back({"kv-00000000000000bb", 4, 4 << 20, now - 2 * kDay, 0, 0, 0, 0, ""});
+  kv_facts_.push_back({"kv-00000000000000cc", 0, 0, now - 30 * kDay, 0, 0, 0, 0, ""});  // empty
+  // The namespace's block objects look long idle to the inventory: no tier move for them.
+  ASSERT_TRUE(engine_->CreateBucket("kv-00000000000000aa", object::BucketRecord{1, "us-east-1", "me"})
+                  .ok());
+  auto w = engine_->NewWriter("kv-00000000000000aa", "d/block", {}, {});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append(std::string(kSize, 'k')).ok());
+  ASSERT_TRUE((*w)->Commit().ok());
+  Recommendation r = OnlyRecommendation();
+  EXPECT_EQ(r.kind, "expire");
+  EXPECT_EQ(r.bucket, "kv-00000000000000aa");
+  EXPECT_EQ(r.from_media + "->" + r.to_media, "kv->expire");
+  EXPECT_EQ(r.objects_to_move, 4u);
+  EXPECT_EQ(r.bytes_to_move, 4u << 20);
+  EXPECT_EQ(r.kv_hits, 30u);
+  EXPECT_EQ(r.kv_misses, 20u);
+  EXPECT_GE(r.idle_days, 9);
+  EXPECT_EQ(r.last_read_ns, now - 9 * kDay);
+  EXPECT_EQ(r.capacity_change.at("default"), -(4 << 20));
+  EXPECT_GT(r.watts_before, 0);
+  EXPECT_EQ(r.watts_after, 0);
+  EXPECT_NE(r.summary.find("idle 9 days → expire"), std::string::npos) << r.summary;
+  // The default policy allows hot->warm only.
+  Status refused = advisor_->Approve(r.id, "root");
+  EXPECT_EQ(refused.code(), Code::kPreconditionFailed);
+  EXPECT_NE(refused.message().find("kv->expire"), std::string::npos) << refused.message();
+  SetPolicy(R"({"moves": ["hot->warm", "kv->expire"], "max_bytes_per_day": 1})");
+  ASSERT_TRUE(advisor_->Approve(r.id, "root").ok());
+  Drain();  // the byte budget is for moves: expiring frees bytes and is not held back by it
+  ASSERT_EQ(kv_expired_.size(), 1u);
+  EXPECT_EQ(kv_expired_[0], (std::pair<std::string, int64_t>{r.bucket, now - 9 * kDay}));
+  auto done = advisor_->Get(r.id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->state, "done");
+  EXPECT_EQ(done->moved_objects, 3u);
+  EXPECT_EQ(done->locked, 1u);  // pinned blocks stay
+  // Another namespace goes idle, then is used again before its expiry runs:
+  // the tier refuses, the recommendation expires.
+  kv_facts_[1].last_access_ns = now - 8 * kDay;
+  ASSERT_TRUE(advisor_->Analyze().ok());
+  std::string bb;
+  for (const Recommendation& x : advisor_->List()) {
+    if (x.bucket == "kv-00000000000000bb") bb = x.id;
+  }
+  ASSERT_FALSE(bb.empty());
+  kv_expire_result_ = PreconditionFailed("KV namespace kv-00000000000000bb was accessed since");
+  ASSERT_TRUE(advisor_->Approve(bb, "root").ok());
+  Drain();
+  EXPECT_EQ(advisor_->Get(bb)->state, "expired");
+  EXPECT_NE(advisor_->Get(bb)->reason.find("accessed since"), std::string::npos);
+  // A tier that fails otherwise: failed, with the reason, and it can be approved again.
+  kv_expire_result_ = Unavailable("disk on fire");
+  ASSERT_TRUE(advisor_->Analyze().ok());
+  ASSERT_EQ(advisor_->Get(bb)->state, "pending");
+  ASSERT_TRUE(advisor_->Approve(bb, "root").ok());
+  Drain();
+  EXPECT_EQ(advisor_->Get(bb)->state, "failed");
+  EXPECT_NE(advisor_->Get(bb)->reason.find("disk on fire"), std::string::npos);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ bool GlobMatch(std::string_view pattern, std::string_view s) {
 namespace {
 
 Status CheckMove(const std::string& m) {
+  if (m == kKvExpireMove) return Status::OK();
   size_t arrow = m.find("->");
   if (arrow == std::string::npos) {
     return InvalidArgument("advisor policy: moves: \"" + m + "\" is not FROM->TO (e.g. hot->warm)");
@@ -39,7 +40,7 @@ Status CheckMove(const std::string& m) {
                                  std::string_view(m).substr(arrow + 2)}) {
     if (!tier::ParseMedia(media)) {
       return InvalidArgument("advisor policy: moves: unknown media \"" + std::string(media) +
-                             "\" (gpu-direct, hot, warm, cold)");
+                             "\" (gpu-direct, hot, warm, cold; or kv->expire)");
     }
   }
   return Status::OK();

@@ -18,7 +18,7 @@ TEST(PolicyTest, DefaultsAndRoundTrip) {
   q.require_approval = false;
   q.buckets = {"team-*"};
   q.prefixes = {"ckpt/"};
-  q.moves = {"hot->warm", "warm->hot"};
+  q.moves = {"hot->warm", "warm->hot", "kv->expire"};
   q.max_bytes_per_day = 12345;
   q.window_start_hour = 22;
   q.window_end_hour = 6;
@@ -32,6 +32,7 @@ TEST(PolicyTest, RefusesWhatItDoesNotKnow) {
   for (const char* bad : {"[]", "{", R"({"enable": true})", R"({"enabled": 1})",
                           R"({"moves": ["hot-warm"]})", R"({"moves": ["hot->tape"]})",
                           R"({"moves": "hot->warm"})", R"({"buckets": [1]})",
+                          R"({"moves": ["kv->warm"]})", R"({"moves": ["hot->expire"]})",
                           R"({"max_bytes_per_day": -1})", R"({"window_end_hour": 25})",
                           R"({"max_bytes_per_day": 1.5})"}) {
     auto p = ParsePolicy(bad);

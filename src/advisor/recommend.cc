@@ -19,7 +19,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     Recommendation, id, kind, bucket, prefix, from_media, to_media, from_classes, from_pool,
     to_pool, to_class, summary, window_days, reads_in_window, active_days, reads_per_active_day,
     rereads_per_object, last_read_ns, idle_days, objects, bytes, daily_reads, size_hist, age_hist,
-    by_class, objects_to_move, bytes_to_move, capacity_change, watts_before, watts_after,
+    by_class, kv_lookups, kv_hits, kv_misses, kv_ttl_s, objects_to_move, bytes_to_move, capacity_change, watts_before, watts_after,
     cost_month_before, cost_month_after, action, lifecycle_rule, state, created_ns, updated_ns,
     decided_ns, finished_ns, decided_by, reason, waiting, moved_objects, moved_bytes, skipped,
     locked, failed, resume_after)
@@ -266,6 +266,47 @@ std::vector<Recommendation> Recommend(const std::vector<PrefixInventory>& invent
         }
       }
     }
+  }
+  return out;
+}
+
+std::vector<Recommendation> RecommendKv(const std::vector<KvNamespaceFacts>& namespaces,
+                                        const tier::ClassMap& classes, const Thresholds& t,
+                                        const Coefficients& model, int64_t now_ns, int64_t day_ns) {
+  std::vector<Recommendation> out;
+  for (const KvNamespaceFacts& ns : namespaces) {
+    if (ns.blocks == 0) continue;
+    const double idle = std::max<double>(0, static_cast<double>(now_ns - ns.last_access_ns) / day_ns);
+    if (idle < t.kv_idle_days) continue;
+    Recommendation r;
+    r.kind = "expire";
+    r.bucket = ns.bucket;
+    r.from_media = "kv";
+    r.to_media = "expire";
+    r.from_pool = ns.pool;
+    r.id = Sha256Hex(r.bucket + '\0' + std::string(kKvExpireMove)).substr(0, 16);
+    r.window_days = t.kv_idle_days;
+    r.last_read_ns = ns.last_access_ns;
+    r.idle_days = idle;
+    r.objects = r.objects_to_move = ns.blocks;
+    r.bytes = r.bytes_to_move = ns.bytes;
+    r.kv_lookups = ns.lookups;
+    r.kv_hits = ns.hits;
+    r.kv_misses = ns.misses;
+    r.kv_ttl_s = ns.ttl_s;
+    r.capacity_change[ns.pool.empty() ? "default" : ns.pool] = -static_cast<int64_t>(ns.bytes);
+    const double tib = static_cast<double>(ns.bytes) / kTiB;
+    const MediaCost& cost = model.of(classes.MediaOf(ns.pool));
+    r.watts_before = tib * cost.watts_per_tib;
+    r.cost_month_before = tib * cost.cost_per_tib_month;
+    const std::string size = HumanBytes(static_cast<double>(ns.bytes));
+    r.summary = "KV namespace `" + ns.bucket + "` — " + size + " in " + std::to_string(ns.blocks) +
+                " blocks, idle " + std::to_string(static_cast<int64_t>(idle)) + " days → expire";
+    r.action = "remove the " + std::to_string(ns.blocks) + " blocks (" + size +
+               ") of KV namespace " + ns.bucket +
+               " (pinned blocks stay; engines see misses and recompute)";
+    r.created_ns = r.updated_ns = now_ns;
+    out.push_back(std::move(r));
   }
   return out;
 }

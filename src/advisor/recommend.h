@@ -11,6 +11,9 @@
 //           object once, on one day: it never qualifies), moves to hot.
 // A move needs the target class to live in a pool of the target media that
 // is not the source pool (one pool for everything: nothing to recommend).
+//   expire  a KV-cache namespace not accessed (no block stored or read) for
+//           `kv_idle_days` is expired: its blocks are removed (pinned ones
+//           stay). The policy names it as the move "kv->expire".
 #pragma once
 
 #include <array>
@@ -34,7 +37,22 @@ struct Thresholds {
   double hot_reads_per_day = 1000;
   int hot_min_active_days = 3;
   double hot_min_rereads = 2;
+  int kv_idle_days = 7;
 };
+
+// What the advisor sees of one KV-cache namespace (kvcache::Server's
+// namespace stats; the server wires it in, the advisor does not depend on
+// the KV tier).
+struct KvNamespaceFacts {
+  std::string bucket;  // "kv-<16 hex>": the namespace's stable name
+  uint64_t blocks = 0, bytes = 0;
+  int64_t last_access_ns = 0;  // newest block stored or read (writes only, after a restart)
+  uint64_t lookups = 0, hits = 0, misses = 0;  // since start-up
+  uint32_t ttl_s = 0;                           // the owner's TTL, 0: none
+  std::string pool;                             // where its blocks are ("" = the first)
+};
+// The "kv->expire" move.
+inline constexpr std::string_view kKvExpireMove = "kv->expire";
 
 // The model behind the expected effect (shown with every recommendation).
 struct MediaCost {
@@ -50,7 +68,7 @@ struct Coefficients {
 
 struct Recommendation {
   std::string id;    // 16 hex: the same situation always gets the same id
-  std::string kind;  // "colder" | "hotter"
+  std::string kind;  // "colder" | "hotter" | "expire"
   std::string bucket, prefix;
   std::string from_media, to_media;       // tier::MediaName
   std::vector<std::string> from_classes;  // the storage classes moved
@@ -69,6 +87,9 @@ struct Recommendation {
   std::vector<uint64_t> daily_reads;  // the window, oldest day first
   std::vector<uint64_t> size_hist, age_hist;
   std::map<std::string, ClassTotals> by_class;
+  // expire: the namespace's counters since start-up and its TTL.
+  uint64_t kv_lookups = 0, kv_hits = 0, kv_misses = 0;
+  uint32_t kv_ttl_s = 0;
 
   // Expected effect.
   uint64_t objects_to_move = 0, bytes_to_move = 0;
@@ -98,6 +119,13 @@ std::vector<Recommendation> Recommend(const std::vector<PrefixInventory>& invent
                                       const std::vector<PrefixStats>& stats,
                                       const tier::ClassMap& classes, const Thresholds& t,
                                       const Coefficients& model, int64_t now_ns, int64_t day_ns);
+
+// The "expire" recommendations for KV namespaces idle `t.kv_idle_days` or
+// more (empty ones are skipped). `media_of_pool` gives the media of a pool
+// for the modelled power and cost freed.
+std::vector<Recommendation> RecommendKv(const std::vector<KvNamespaceFacts>& namespaces,
+                                        const tier::ClassMap& classes, const Thresholds& t,
+                                        const Coefficients& model, int64_t now_ns, int64_t day_ns);
 
 // "3.1 TiB", "512 B".
 std::string HumanBytes(double bytes);

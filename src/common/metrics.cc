@@ -194,6 +194,29 @@ Family<Histogram>& Registry::AddHistogram(std::string name, std::string help,
   return *entries_.back()->histogram;
 }
 
+std::vector<SeriesSnapshot> Registry::Snapshot(std::string_view name) const {
+  std::vector<SeriesSnapshot> out;
+  auto SnapshotSimple = [&out](const auto& f) {  // a counter's or gauge's family
+    std::lock_guard lock(f.mu_);
+    for (const auto& [labels, m] : f.series_) out.push_back({labels, m->value(), {}, {}, 0});
+  };
+  std::lock_guard lock(mu_);
+  for (const auto& e : entries_) {
+    if (e->counter && e->counter->name_ == name) SnapshotSimple(*e->counter);
+    if (e->gauge && e->gauge->name_ == name) SnapshotSimple(*e->gauge);
+    if (e->histogram && e->histogram->name_ == name) {
+      const Family<Histogram>& f = *e->histogram;
+      std::lock_guard series_lock(f.mu_);
+      for (const auto& [labels, h] : f.series_) {
+        SeriesSnapshot snap{labels, 0, h->Cumulative(), h->bounds(), h->sum()};
+        snap.value = static_cast<double>(snap.cumulative.back());
+        out.push_back(std::move(snap));
+      }
+    }
+  }
+  return out;
+}
+
 void Registry::AddCollector(Collector c) {
   std::lock_guard lock(mu_);
   collectors_.push_back(std::move(c));

@@ -86,6 +86,15 @@ class Family {
   std::map<Labels, std::unique_ptr<M>> series_;  // guarded by mu_
 };
 
+// One series of a registered family as it is now (Registry::Snapshot).
+struct SeriesSnapshot {
+  Labels labels;
+  double value = 0;                  // counter / gauge; a histogram's count
+  std::vector<uint64_t> cumulative;  // histogram: per bound, then +Inf
+  std::vector<double> bounds;        // histogram
+  double sum = 0;                    // histogram
+};
+
 // What a collector reports at scrape time: one family's samples.
 struct Sample {
   std::vector<std::pair<std::string, std::string>> labels;
@@ -113,6 +122,10 @@ class Registry {
 
   // The whole exposition, families in registration order, then collected ones.
   std::string Render() const;
+  // The series of the registered family `name` (counter, gauge or histogram;
+  // not collectors), ordered by label values; empty when there is none. For
+  // readers inside the process (the admin API's `requests` document).
+  std::vector<SeriesSnapshot> Snapshot(std::string_view name) const;
 
  private:
   struct Entry;

@@ -47,6 +47,32 @@ TEST(MetricsTest, HistogramBucketsAreCumulativeAndInclusive) {
   EXPECT_NE(text.find("strata_test_seconds_sum{op=\"x\"} 4.05"), std::string::npos) << text;
 }
 
+TEST(MetricsTest, SnapshotReadsOneFamilyAsItIsNow) {
+  Registry r;
+  auto& c = r.AddCounter("strata_test_requests_total", "Requests.", {"operation", "code"});
+  auto& h = r.AddHistogram("strata_test_seconds", "Latency.", {"op"}, {0.1, 0.5});
+  c.With({"GetObject", "200"}).Add(3);
+  c.With({"PutObject", "503"}).Add();
+  for (double v : {0.05, 0.2, 0.7}) h.With({"x"}).Observe(v);
+  EXPECT_TRUE(r.Snapshot("strata_test_missing").empty());
+  auto counters = r.Snapshot("strata_test_requests_total");
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0].labels, (Labels{"GetObject", "200"}));
+  EXPECT_EQ(counters[0].value, 3);
+  EXPECT_EQ(counters[1].labels, (Labels{"PutObject", "503"}));
+  EXPECT_EQ(counters[1].value, 1);
+  EXPECT_TRUE(counters[0].cumulative.empty());
+  auto hist = r.Snapshot("strata_test_seconds");
+  ASSERT_EQ(hist.size(), 1u);
+  EXPECT_EQ(hist[0].bounds, (std::vector<double>{0.1, 0.5}));
+  EXPECT_EQ(hist[0].cumulative, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(hist[0].value, 3);
+  EXPECT_DOUBLE_EQ(hist[0].sum, 0.95);
+  h.With({"x"}).Observe(0.01);  // a snapshot is a copy: later observations are not in it
+  EXPECT_EQ(hist[0].cumulative[0], 1u);
+  EXPECT_EQ(r.Snapshot("strata_test_seconds")[0].cumulative[0], 2u);
+}
+
 TEST(MetricsTest, EscapingAndValues) {
   EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
   EXPECT_EQ(FormatValue(3), "3");

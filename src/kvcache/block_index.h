@@ -115,6 +115,9 @@ class BlockIndex {
 
   size_t blocks() const { return count_; }
   uint64_t bytes() const { return bytes_; }
+  // The newest access stamp (PUT or GET since start-up, or the newest stamp
+  // restored: a block's write time); 0 for an index that never held a block.
+  uint64_t last_access_ns() const { return last_stamp_; }
   // A counter shared by every namespace's index (the KV tier's global cap):
   // bytes() changes are added to it as they happen. Null: none.
   void set_shared_bytes(std::atomic<uint64_t>* total) { shared_bytes_ = total; }

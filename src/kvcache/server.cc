@@ -98,10 +98,38 @@ std::vector<NamespaceStats> Server::namespace_stats() const {
       std::lock_guard lock(ns->mu);
       s.blocks = ns->index.blocks();
       s.bytes = ns->index.bytes();
+      s.last_access_ns = ns->index.last_access_ns();
+      s.ttl_s = ns->ttl_s;
     }
     out.push_back(std::move(s));
   }
   return out;
+}
+
+Result<ExpireResult> Server::ExpireNamespace(const std::string& bucket, uint64_t idle_since_ns) {
+  if (!registry_) return NotFound("no KV namespaces");
+  for (Namespace* ns : registry_->All()) {
+    if (ns->bucket() != bucket) continue;
+    std::vector<std::string> evicted;
+    ExpireResult r;
+    {
+      std::lock_guard<std::mutex> lock(ns->mu);
+      if (ns->index.last_access_ns() > idle_since_ns) {
+        return PreconditionFailed("KV namespace " + bucket + " was accessed since");
+      }
+      const uint64_t before = ns->index.bytes();
+      const size_t blocks_before = ns->index.blocks();
+      // Every block was last accessed at or before idle_since_ns: all go but
+      // the pinned ones (and their ancestors) and those being read.
+      ns->index.EvictIdle(idle_since_ns + 1, &evicted);
+      r.bytes = before - ns->index.bytes();
+      r.blocks = blocks_before - ns->index.blocks();
+      r.blocks_left = ns->index.blocks();
+    }
+    DeleteBlocks(ctx_.engine, ns, evicted, Removal::kTtl, r.bytes);
+    return r;
+  }
+  return NotFound("no KV namespace in bucket " + bucket);
 }
 
 void Server::AcceptLoop() {

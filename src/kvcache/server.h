@@ -134,6 +134,14 @@ struct NamespaceStats {
   uint64_t lookups = 0, hits = 0, misses = 0, bytes_served = 0, bytes_requested = 0,
            evictions = 0;
   uint64_t blocks = 0, bytes = 0;
+  uint64_t last_access_ns = 0;  // BlockIndex::last_access_ns
+  uint32_t ttl_s = 0;           // the owner's TTL (0: none, or not opened since start-up)
+};
+
+// What Server::ExpireNamespace removed.
+struct ExpireResult {
+  uint64_t blocks = 0, bytes = 0;
+  uint64_t blocks_left = 0;  // pinned or being read: they stay
 };
 
 class Server {
@@ -158,6 +166,12 @@ class Server {
   void SummarizeEvictions();
   ServerStats stats() const;
   std::vector<NamespaceStats> namespace_stats() const;
+  // Removes every block of the namespace whose bucket is `bucket` (pinned
+  // blocks and blocks being read stay) — if it has not been accessed after
+  // `idle_since_ns`: PreconditionFailed when it has (the evidence for
+  // expiring it no longer holds), NotFound for an unknown bucket. The blocks
+  // count as TTL evictions (events, counters, the next eviction summary).
+  Result<ExpireResult> ExpireNamespace(const std::string& bucket, uint64_t idle_since_ns);
 
  private:
   Server();

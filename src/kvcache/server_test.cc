@@ -499,6 +499,46 @@ TEST_F(KvServerTest, TtlSweepExpiresIdleBlocks) {
   EXPECT_EQ(c->Stats(ns).evictions, 2u);
 }
 
+// The advisor's "idle → expire": every block goes but the pinned ones (and
+// their ancestors), only if nothing touched the namespace after the time the
+// evidence was taken; the blocks count as expired in the stats.
+TEST_F(KvServerTest, ExpireNamespaceRemovesIdleBlocksUnlessAccessedSince) {
+  auto c = Authed();
+  auto d = Descriptor(64);
+  uint64_t ns = c->Open(d);
+  const std::string bucket = proto::NamespaceBucket(proto::NamespaceDigest(d));
+  for (int i = 0; i < 3; ++i) {
+    now_ns_ += 1000;
+    ASSERT_EQ(c->PutOne(ns, Key('a', i), std::string(64, 'a'), i ? Key('a', i - 1) : ""),
+              WireStatus::kOk);
+  }
+  now_ns_ += 1000;
+  ASSERT_EQ(c->PutOne(ns, Key('b', 0), std::string(64, 'b')), WireStatus::kOk);
+  ASSERT_EQ(c->PutOne(ns, Key('p', 0), std::string(64, 'p'), Key('b', 0)), WireStatus::kOk);
+  EXPECT_EQ(c->KeysOp(Op::kPin, ns, {Key('p', 0)}, 60000), std::vector<WireStatus>{WireStatus::kOk});
+  auto stats = server_->namespace_stats();
+  ASSERT_EQ(stats.size(), 1u);
+  const uint64_t seen = stats[0].last_access_ns;
+  EXPECT_GE(seen, now_ns_);
+  EXPECT_EQ(server_->ExpireNamespace("kv-0000000000000000", seen).status().code(),
+            Code::kNotFound);
+  // Read after the evidence was taken: refused, nothing removed.
+  now_ns_ += 1000;
+  EXPECT_EQ(c->GetAll(ns, Key('a', 2)), std::string(64, 'a'));
+  EXPECT_EQ(server_->ExpireNamespace(bucket, seen).status().code(), Code::kPreconditionFailed);
+  EXPECT_EQ(ObjectCount(d), 5u);
+  const uint64_t now_seen = server_->namespace_stats()[0].last_access_ns;
+  auto r = server_->ExpireNamespace(bucket, now_seen);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->blocks, 3u);  // a0..a2; b0 stays as p0's parent, p0 is pinned
+  EXPECT_EQ(r->bytes, 192u);
+  EXPECT_EQ(r->blocks_left, 2u);
+  EXPECT_EQ(c->Lookup(ns, {Key('a', 0)}), 0u);
+  EXPECT_EQ(c->Lookup(ns, {Key('b', 0), Key('p', 0)}), 2u);
+  EXPECT_EQ(ObjectCount(d), 2u);
+  EXPECT_EQ(c->Stats(ns).evictions, 3u);
+}
+
 TEST_F(KvServerTest, DeleteTakesDescendants) {
   auto c = Authed();
   auto d = Descriptor(64);

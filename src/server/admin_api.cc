@@ -56,6 +56,7 @@ std::pair<int, std::string> ServerAdminApi::Handle(
     return AdminError(409, "the audit trail is off (--audit off)");
   }
   if (auto r = HandleEnergyAction(energy_, method, action)) return *r;
+  if (auto r = HandleRequestsAction(metrics_, kv_stats_, method, action)) return *r;
   auto q = [&](std::string_view name) -> const std::string* {
     for (const auto& [k, v] : query) {
       if (k == name) return &v;

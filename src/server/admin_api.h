@@ -8,12 +8,15 @@
 //   GET  heal-status                 the background healer's counters
 //   GET  tiers                       every pool: media, layout, drives, capacity,
 //                                    objects and bytes per storage class, restores
+//   GET  requests                    S3 requests and latency histograms by operation,
+//                                    KV-cache lookups / hits / misses per namespace
 // the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
 // the key service's (kms_admin.cc): kms-*, the audit trail's
 // (audit_admin.cc): audit-verify, audit-checkpoint, audit-query, and the
 // tier advisor's (advisor_admin.cc): advisor-*.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <variant>
@@ -32,6 +35,12 @@ class Meter;
 }
 namespace strata::advisor {
 class Advisor;
+}
+namespace strata::metrics {
+class Registry;
+}
+namespace strata::kvcache {
+struct NamespaceStats;
 }
 
 namespace strata::server {
@@ -73,6 +82,13 @@ class ServerAdminApi : public s3::AdminApi {
   void SetAdvisor(advisor::Advisor* a) { advisor_ = a; }
   void SetUsage(object::UsageCounter* usage) { usage_ = usage; }
   void SetRegion(std::string region) { region_ = std::move(region); }
+  // The `requests` document's sources: the metrics registry (S3 requests
+  // and latencies; null: none kept) and the KV-cache tier's namespaces.
+  void SetRequestSources(const metrics::Registry* registry,
+                         std::function<std::vector<kvcache::NamespaceStats>()> kv) {
+    metrics_ = registry;
+    kv_stats_ = std::move(kv);
+  }
 
   std::pair<int, std::string> Handle(
       const std::string& method, const std::string& action,
@@ -102,6 +118,8 @@ class ServerAdminApi : public s3::AdminApi {
   advisor::Advisor* advisor_ = nullptr;
   object::UsageCounter* usage_ = nullptr;
   std::string region_ = "us-east-1";
+  const metrics::Registry* metrics_ = nullptr;
+  std::function<std::vector<kvcache::NamespaceStats>()> kv_stats_;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;
 };
@@ -117,6 +135,13 @@ std::pair<int, std::string> AdminErrorFrom(const Status& s);
 std::optional<std::pair<int, std::string>> HandleEnergyAction(energy::Meter* meter,
                                                               const std::string& method,
                                                               const std::string& action);
+
+// The "requests" action (server/requests_admin.cc): S3 requests and
+// latencies by operation, KV-cache lookups and hits; nullopt for other actions.
+std::optional<std::pair<int, std::string>> HandleRequestsAction(
+    const metrics::Registry* registry,
+    const std::function<std::vector<kvcache::NamespaceStats>()>& kv, const std::string& method,
+    const std::string& action);
 
 // The tier advisor's actions (server/advisor_admin.cc, docs/advisor.md);
 // `caller` (the signing access key) is who approves or rejects. A null

@@ -6,7 +6,9 @@
 //                                one S3 request, signed with the caller's own key:
 //                                S3 then checks the caller's rights as for any
 //                                request. A body (e.g. a lifecycle document) makes
-//                                Content-MD5 part of the signature, returned to send.
+//                                Content-MD5 part of the signature, returned to send;
+//                                bypass_governance=true signs
+//                                x-amz-bypass-governance-retention: true as well.
 #include <nlohmann/json.hpp>
 
 #include "auth/signer.h"
@@ -101,6 +103,12 @@ std::optional<std::pair<int, std::string>> HandleBucketAction(
       const std::string md5 = Base64Encode(h.Final());
       req.headers.emplace_back("content-md5", md5);
       send_headers["Content-MD5"] = md5;
+    }
+    if (const std::string* bypass = q("bypass_governance"); bypass && *bypass == "true") {
+      // Signed, so S3 obeys it (an unsigned x-amz- header is not trusted);
+      // S3 still checks s3:BypassGovernanceRetention for the caller.
+      req.headers.emplace_back("x-amz-bypass-governance-retention", "true");
+      send_headers["x-amz-bypass-governance-retention"] = "true";
     }
     auth::Signer signer({caller, *secret, region});
     const std::string signed_query = signer.Presign(req, UnixNowNs() / 1'000'000'000, expires);

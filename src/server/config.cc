@@ -212,6 +212,8 @@ void AddServerOptions(CLI::App& app, Config& c) {
             "recommend warm -> hot for prefixes read this often per day on 3+ days");
   AddNumber(app, "--advisor-min-bytes", c.advisor_min_bytes, 0, int64_t{1} << 60, "BYTES",
             "recommend no move for prefixes holding less than this");
+  AddNumber(app, "--advisor-kv-idle-days", c.advisor_kv_idle_days, 1, 36500, "DAYS",
+            "recommend expiring KV-cache namespaces not accessed for this many days");
   app.add_option_function<std::string>(
          "--kv-listen",
          [&c](const std::string& v) {

@@ -141,6 +141,12 @@ struct Config {
   int advisor_cold_days = 30;
   int advisor_hot_reads_per_day = 1000;
   int64_t advisor_min_bytes = 1 << 20;  // smaller prefixes are not worth a move
+  int advisor_kv_idle_days = 7;  // KV namespaces idle this long: "kv->expire"
+  // The advisor's power and cost model ([advisor_model] in the config file):
+  // media name -> {watts per TiB, cost per TiB-month}; the media not named
+  // keep the built-in figures (docs/advisor.md).
+  std::string advisor_currency;  // "" = USD
+  std::vector<std::pair<std::string, std::pair<double, double>>> advisor_media_costs;
   // Prometheus metrics on GET /metrics of their own listener (port -1: off),
   // with a bearer token read from a file (empty: no token asked).
   std::string metrics_listen_host = "127.0.0.1";

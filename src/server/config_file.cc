@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -49,6 +50,54 @@ struct Reader {
     return true;
   }
   // "HOST:PORT"
+  // A figure of the advisor's model: finite, 0 to 1e9.
+  bool Figure(const toml::node& n, const std::string& key, double* out) {
+    auto v = n.value<double>();
+    if (!(n.is_floating_point() || n.is_integer()) || !v || !std::isfinite(*v) || *v < 0 ||
+        *v > 1e9) {
+      return Fail(n, key, "needs a number from 0 to 1e9");
+    }
+    *out = *v;
+    return true;
+  }
+  // [advisor_model]: currency = "EUR"; MEDIA = { watts_per_tib = W, cost_per_tib_month = C }.
+  bool AdvisorModel(const toml::node& n, Config* c) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "advisor_model", "needs a table ([advisor_model])");
+    c->advisor_media_costs.clear();
+    for (auto&& [name, v] : *t) {
+      const std::string key = "advisor_model." + std::string(name.str());
+      if (name.str() == "currency") {
+        if (!String(v, key, &c->advisor_currency)) return false;
+        if (c->advisor_currency.empty() || c->advisor_currency.size() > 8) {
+          return Fail(v, key, "needs a currency code of 1 to 8 characters");
+        }
+        continue;
+      }
+      if (name.str() != "gpu-direct" && name.str() != "hot" && name.str() != "warm" &&
+          name.str() != "cold") {
+        return Fail(v, key, "unknown key (currency, gpu-direct, hot, warm, cold)");
+      }
+      const toml::table* m = v.as_table();
+      if (!m) return Fail(v, key, "needs { watts_per_tib = W, cost_per_tib_month = C }");
+      std::pair<double, double> figures{-1, -1};
+      for (auto&& [field, f] : *m) {
+        const std::string fkey = key + "." + std::string(field.str());
+        if (field.str() == "watts_per_tib") {
+          if (!Figure(f, fkey, &figures.first)) return false;
+        } else if (field.str() == "cost_per_tib_month") {
+          if (!Figure(f, fkey, &figures.second)) return false;
+        } else {
+          return Fail(f, fkey, "unknown key (watts_per_tib, cost_per_tib_month)");
+        }
+      }
+      if (figures.first < 0 || figures.second < 0) {
+        return Fail(v, key, "needs both watts_per_tib and cost_per_tib_month");
+      }
+      c->advisor_media_costs.emplace_back(std::string(name.str()), figures);
+    }
+    return true;
+  }
   bool HostPort(const toml::node& n, const std::string& key, std::string* host, int* port) {
     std::string text;
     if (!String(n, key, &text)) return false;
@@ -343,6 +392,10 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
     } else if (key == "advisor_min_bytes") {
       int mib = 0;
       if (r.Int(v, key, 0, 1 << 30, &mib)) c->advisor_min_bytes = int64_t{mib} << 20;
+    } else if (key == "advisor_kv_idle_days") {
+      r.Int(v, key, 1, 36500, &c->advisor_kv_idle_days);
+    } else if (key == "advisor_model") {
+      r.AdvisorModel(v, c);
     } else if (key == "pool") {
       const toml::array* pools = v.as_array();
       if (!pools) {
@@ -375,7 +428,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, console, advisor, advisor_sample, advisor_prefix_depth, "
              "advisor_max_prefixes, advisor_interval_seconds, advisor_cold_days, "
-             "advisor_hot_reads_per_day, advisor_min_bytes (MiB), metrics_listen, metrics_token_file, powercap_root, "
+             "advisor_hot_reads_per_day, advisor_min_bytes (MiB), advisor_kv_idle_days, "
+             "[advisor_model], metrics_listen, metrics_token_file, powercap_root, "
              "access_log, access_log_delivery_seconds, "
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "

@@ -168,6 +168,36 @@ TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   EXPECT_NE(std::get<UsageError>(missing).message.find("cannot be read"), std::string::npos);
 }
 
+// The advisor's power and cost model and its KV idle threshold.
+TEST_F(ConfigFileTest, AdvisorModelCoefficients) {
+  Config c = Ok("advisor_kv_idle_days = 3\n[advisor_model]\ncurrency = \"EUR\"\n"
+                "hot = { watts_per_tib = 0.9, cost_per_tib_month = 45 }\n"
+                "cold = { watts_per_tib = 0, cost_per_tib_month = 2.5 }\n");
+  EXPECT_EQ(c.advisor_kv_idle_days, 3);
+  EXPECT_EQ(c.advisor_currency, "EUR");
+  ASSERT_EQ(c.advisor_media_costs.size(), 2u);
+  EXPECT_EQ(c.advisor_media_costs[0].first, "cold");  // toml++ tables iterate in key order
+  EXPECT_EQ(c.advisor_media_costs[0].second, (std::pair<double, double>{0, 2.5}));
+  EXPECT_EQ(c.advisor_media_costs[1].first, "hot");
+  EXPECT_EQ(c.advisor_media_costs[1].second, (std::pair<double, double>{0.9, 45}));
+  EXPECT_EQ(Ok("advisor_kv_idle_days = 3\n", {"--advisor-kv-idle-days", "9"}).advisor_kv_idle_days,
+            9);
+  std::string m = Refused("[advisor_model]\nlukewarm = { watts_per_tib = 1, cost_per_tib_month = 1 }\n");
+  EXPECT_NE(m.find("advisor_model.lukewarm: unknown key"), std::string::npos) << m;
+  m = Refused("[advisor_model]\nhot = { watts_per_tib = -1, cost_per_tib_month = 1 }\n");
+  EXPECT_NE(m.find("advisor_model.hot.watts_per_tib: needs a number from 0"), std::string::npos) << m;
+  m = Refused("[advisor_model]\nhot = { watts_per_tib = nan, cost_per_tib_month = 1 }\n");
+  EXPECT_NE(m.find("advisor_model.hot.watts_per_tib: needs a number"), std::string::npos) << m;
+  m = Refused("[advisor_model]\nwarm = { watts_per_tib = 1 }\n");
+  EXPECT_NE(m.find("advisor_model.warm: needs both"), std::string::npos) << m;
+  m = Refused("[advisor_model]\nwarm = { watts_per_tib = 1, cost_per_tib_month = 1, color = 2 }\n");
+  EXPECT_NE(m.find("advisor_model.warm.color: unknown key"), std::string::npos) << m;
+  m = Refused("[advisor_model]\ncurrency = \"\"\n");
+  EXPECT_NE(m.find("advisor_model.currency: needs a currency code"), std::string::npos) << m;
+  m = Refused("advisor_model = 3\n");
+  EXPECT_NE(m.find("advisor_model: needs a table"), std::string::npos) << m;
+}
+
 TEST_F(ConfigFileTest, BadLayoutsKeepTheServerFromStarting) {
   auto pools = [](const std::string& extra) {
     return std::string("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\npath = \"p/hot\"\n") + extra;

@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -533,13 +534,15 @@ int RunServer(const Config& cfg) {
   } export_guard{audit_export ? audit_log.get() : nullptr};
   admin.SetAudit(audit_log.get(), audit_export);
 
-  // Prometheus metrics (server/metrics_endpoint.h), only with --metrics-listen.
+  // Prometheus metrics (server/metrics_endpoint.h), served only with
+  // --metrics-listen; kept also for the console (the admin API's `requests`
+  // document reads request counts and latencies from them).
   std::unique_ptr<metrics::Registry> registry;
   std::string metrics_token;
-  if (cfg.metrics_listen_port >= 0) {
+  if (cfg.metrics_listen_port >= 0 || cfg.console) {
     registry = std::make_unique<metrics::Registry>();
     metrics::AddProcessCollector(*registry);
-    if (!cfg.metrics_token_file.empty()) {
+    if (cfg.metrics_listen_port >= 0 && !cfg.metrics_token_file.empty()) {
       auto token = ReadMetricsToken(cfg.metrics_token_file);
       if (!token.ok()) {
         std::fprintf(stderr, "strata: %s\n", token.status().message().c_str());
@@ -597,6 +600,9 @@ int RunServer(const Config& cfg) {
   scfg.restorer = &restorer;
   // The tier advisor (docs/advisor.md): statistics of every GET, an analysis
   // every interval, approved moves carried out within the operator's policy.
+  // The KV-cache tier starts below, after the S3 listener; the advisor and
+  // the admin API reach it through this pointer once it runs.
+  std::atomic<kvcache::Server*> kv_running{nullptr};
   std::unique_ptr<advisor::Advisor> tier_advisor;
   if (cfg.advisor) {
     advisor::AdvisorOptions ao;
@@ -607,6 +613,39 @@ int RunServer(const Config& cfg) {
     ao.thresholds.cold_days = cfg.advisor_cold_days;
     ao.thresholds.hot_reads_per_day = cfg.advisor_hot_reads_per_day;
     ao.thresholds.min_bytes = static_cast<uint64_t>(cfg.advisor_min_bytes);
+    ao.thresholds.kv_idle_days = cfg.advisor_kv_idle_days;
+    if (!cfg.advisor_currency.empty()) ao.model.currency = cfg.advisor_currency;
+    for (const auto& [name, figures] : cfg.advisor_media_costs) {
+      if (auto m = tier::ParseMedia(name)) {
+        ao.model.media[static_cast<size_t>(*m)] = {figures.first, figures.second};
+      }
+    }
+    ao.kv_namespaces = [&kv_running] {
+      std::vector<advisor::KvNamespaceFacts> out;
+      const kvcache::Server* kv = kv_running.load();
+      if (!kv) return out;
+      for (const kvcache::NamespaceStats& n : kv->namespace_stats()) {
+        advisor::KvNamespaceFacts f;
+        f.bucket = n.bucket;
+        f.blocks = n.blocks;
+        f.bytes = n.bytes;
+        f.last_access_ns = static_cast<int64_t>(n.last_access_ns);
+        f.lookups = n.lookups;
+        f.hits = n.hits;
+        f.misses = n.misses;
+        f.ttl_s = n.ttl_s;
+        out.push_back(std::move(f));  // blocks live in the first pool ("")
+      }
+      return out;
+    };
+    ao.kv_expire = [&kv_running](const std::string& bucket,
+                                 int64_t idle_since_ns) -> Result<advisor::KvExpired> {
+      kvcache::Server* kv = kv_running.load();
+      if (!kv) return Unavailable("the KV-cache tier is not running");
+      ASSIGN_OR_RETURN(kvcache::ExpireResult r,
+                       kv->ExpireNamespace(bucket, static_cast<uint64_t>(std::max<int64_t>(0, idle_since_ns))));
+      return advisor::KvExpired{r.blocks, r.bytes, r.blocks_left};
+    };
     ao.interval_ns = cfg.advisor_interval_s > 0
                          ? static_cast<int64_t>(cfg.advisor_interval_s) * 1'000'000'000
                          : std::clamp<int64_t>(lo.day_ns / 4, 60ll * 1'000'000'000,
@@ -714,6 +753,7 @@ int RunServer(const Config& cfg) {
     auto started = kvcache::Server::Start(engine->get(), secrets, std::move(kvo));
     if (started.ok()) {
       kv = std::move(started).value();
+      kv_running = kv.get();
       std::printf("  kv-cache:   %s:%d%s\n", cfg.kv_listen_host.c_str(), kv->port(),
                   cfg.kv_tls ? "  (TLS)" : "");
     } else {
@@ -721,8 +761,12 @@ int RunServer(const Config& cfg) {
       if (cfg.kv_listen_explicit) return 1;
     }
   }
+  admin.SetRequestSources(registry.get(), [&kv_running] {
+    const kvcache::Server* kv = kv_running.load();
+    return kv ? kv->namespace_stats() : std::vector<kvcache::NamespaceStats>{};
+  });
   std::unique_ptr<http::Server> metrics_server;
-  if (registry) {
+  if (registry && cfg.metrics_listen_port >= 0) {
     MetricsSources sources;
     for (const PoolConfig& p : cfg.pools) {
       if (!p.remote) sources.pool_dirs.emplace_back(p.name, PoolPath(cfg, p.drives[0]));

@@ -6,7 +6,11 @@ advisor recommendation and finds the resulting moves in the audit page; a screen
 page is saved (STRATA_ARTIFACTS, default a temporary directory). Without a browser: the session
 cookie's attributes, CSRF (no token, a wrong one, another Origin), session fixation (an id the
 client brings is never adopted), sign-out, the sign-in throttle, and denied sign-ins in the audit
-trail; over TLS the cookie is Secure."""
+trail; over TLS the cookie is Secure. A second browser walk creates a user and an access key
+(its secret shown once), disables the key, sets retention (with and without the governance
+bypass) and a legal hold on an object, watches the request-rate and latency charts move, and runs
+axe-core (pinned in tests/console, installed by scripts/install-deps.sh --test) on every page:
+no WCAG 2.1 A/AA violation is allowed."""
 import http.client
 import json
 import os
@@ -19,6 +23,9 @@ import urllib.request
 
 import harness
 from harness import Server, unique_name
+
+AXE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "console", "node_modules",
+                   "axe-core", "axe.min.js")
 
 DAY_S = 2
 CONFIG = harness.TWO_POOLS
@@ -407,6 +414,134 @@ class ConsoleBrowserTest(unittest.TestCase):
         self.el("#nav-overview").send_keys(Keys.ENTER)
         self.wait("overview by keyboard", lambda: self.el("#page").get_attribute("data-loaded") == "overview")
         # Sign out: the session is gone server-side too.
+        self.el("#logout").click()
+        self.wait("the sign-in form again", lambda: self.el("#login").is_displayed())
+
+    def sign_in(self):
+        b = self.browser
+        b.get(self.server.endpoint + "/_strata/console/")
+        self.wait("the sign-in form", lambda: self.el("#login").is_displayed())
+        self.el("#login-access-key").send_keys(harness.ACCESS_KEY)
+        self.el("#login-secret-key").send_keys(harness.SECRET_KEY)
+        self.el("#login-submit").click()
+        self.wait("the overview", lambda: self.el("#page").get_attribute("data-loaded") == "overview")
+
+    def axe(self, name):
+        """axe-core's WCAG 2.1 A and AA rules on the page as it is now: no violation."""
+        with open(AXE, encoding="utf-8") as f:
+            source = f.read()
+        if not self.browser.execute_script("return typeof axe !== 'undefined'"):
+            self.browser.execute_script(source)
+        result = self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
+               .then(r => done({violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                 nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + ": " + n.failureSummary)})),
+                               passes: r.passes.length}))
+               .catch(e => done({error: String(e)}));""")
+        self.assertNotIn("error", result, result)
+        self.assertGreater(result["passes"], 5, name)  # the rules ran
+        self.assertEqual(result["violations"], [], f"{name}: " + json.dumps(result["violations"], indent=1))
+
+    def test_users_object_lock_requests_and_accessibility(self):
+        self.assertTrue(os.path.exists(AXE), "axe-core is not installed (scripts/install-deps.sh --test)")
+        b = self.browser
+        b.set_script_timeout(60)
+        b.get(self.server.endpoint + "/_strata/console/")
+        b.delete_all_cookies()  # whatever the other walk left: start signed out
+        b.get(self.server.endpoint + "/_strata/console/")
+        self.wait("the sign-in form", lambda: self.el("#login").is_displayed())
+        self.axe("sign-in")
+        self.sign_in()
+
+        # Requests and latency: traffic between two polls of the overview moves the charts.
+        locked = unique_name("lock")
+        self.s3.create_bucket(Bucket=locked, ObjectLockEnabledForBucket=True)
+        self.s3.put_object(Bucket=locked, Key="evidence.bin", Body=b"x" * 1000)
+        for _ in range(3):
+            for i in range(20):
+                self.s3.head_object(Bucket=locked, Key="evidence.bin")
+            time.sleep(1)
+        self.wait("the request rate", lambda: "requests/s now" in self.el("#card-requests").text, timeout=30)
+        self.wait("the latency quantiles", lambda: "p50 " in self.el("#latency-now").text
+                  and "p99 " in self.el("#latency-now").text, timeout=30)
+        self.assertEqual(len(self.els("#card-latency svg.chart")), 2)
+        self.assertIn("no KV-cache namespaces", self.el("#card-kv").text)  # --kv-listen off
+        self.shot("overview-requests")
+        self.axe("overview")
+
+        # Users and keys: create both; the secret is shown once; the key works; disable it.
+        self.go("users", "users")
+        self.axe("users")
+        user = unique_name("webuser")
+        self.el("#user-name").send_keys(user)
+        self.el("#user-create").click()
+        self.wait("the new user's row", lambda: self.els(f'tr[data-user="{user}"]'))
+        from selenium.webdriver.support.ui import Select
+        Select(self.el("#key-user")).select_by_value(user)
+        self.el("#key-create").click()
+        secret = self.wait("the new key's secret", lambda: self.el("#new-secret-key").text)
+        access = self.el("#new-access-key").text
+        self.assertEqual(b.switch_to.active_element.get_attribute("id"), "new-key")
+        self.shot("users-new-key")
+        self.axe("users with a new key")
+        st, info = harness.admin(self.server, "GET", "user", name=user)
+        self.assertEqual([k["access_key"] for k in info["access_keys"]], [access])
+        # The pair signs requests (the user has no policy: authenticated, then denied).
+        from botocore.exceptions import ClientError
+        with self.assertRaises(ClientError) as denied:
+            self.server.boto3_client(access_key=access, secret_key=secret).list_objects_v2(Bucket=locked)
+        self.assertEqual(denied.exception.response["Error"]["Code"], "AccessDenied")
+        self.el(f'li[data-key="{access}"] button[aria-label^="disable key"]').click()
+        self.wait("the disabled key", lambda: "(disabled)" in self.el(f'li[data-key="{access}"]').text)
+        st, info = harness.admin(self.server, "GET", "user", name=user)
+        self.assertFalse(info["access_keys"][0]["active"])
+        self.go("overview", "overview")  # the secret is gone with the page
+        self.go("users", "users")
+        self.assertEqual(self.els("#new-secret-key"), [])
+        self.assertNotIn(secret, b.page_source)
+
+        # Retention and legal hold of one version.
+        b.get(self.server.endpoint + f"/_strata/console/#browse/{locked}/")
+        self.wait("the locked bucket", lambda: self.els('tr[data-key="evidence.bin"]'))
+        self.el('tr[data-key="evidence.bin"] button[aria-label^="details"]').click()
+        self.wait("the lock forms", lambda: self.els("#retention-form"))
+        self.axe("object details with Object Lock")
+        until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 86400))
+        self.el("#retention-until").send_keys(until)
+        self.el("#retention-submit").click()
+        self.wait("the retention header", lambda: until[:10] in self.el("#object-headers").text)
+        r = self.s3.get_object_retention(Bucket=locked, Key="evidence.bin")["Retention"]
+        self.assertEqual(r["Mode"], "GOVERNANCE")
+        self.assertEqual(r["RetainUntilDate"].strftime("%Y-%m-%dT%H:%M:%SZ"), until)
+        # Shorter without the bypass: S3 refuses; with it: allowed (root may bypass).
+        shorter = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+        self.el("#retention-until").clear()
+        self.el("#retention-until").send_keys(shorter)
+        self.el("#retention-submit").click()
+        self.wait("the refusal", lambda: "retention refused: AccessDenied" in self.el("#status").text)
+        self.el("#retention-until").clear()
+        self.el("#retention-until").send_keys(shorter)
+        self.el("#retention-bypass").click()
+        self.el("#retention-submit").click()
+        self.wait("the shorter retention", lambda: shorter[:10] in self.el("#object-headers").text)
+        r = self.s3.get_object_retention(Bucket=locked, Key="evidence.bin")["Retention"]
+        self.assertEqual(r["RetainUntilDate"].strftime("%Y-%m-%dT%H:%M:%SZ"), shorter)
+        Select(self.el("#legal-hold-status")).select_by_value("ON")
+        self.el("#legal-hold-submit").click()
+        self.wait("the legal hold header", lambda: "x-amz-object-lock-legal-hold\nON" in self.el("#object-headers").text
+                  or "x-amz-object-lock-legal-hold ON" in self.el("#object-headers").text)
+        self.assertEqual(self.s3.get_object_legal_hold(Bucket=locked, Key="evidence.bin")["LegalHold"]["Status"], "ON")
+        self.shot("object-lock")
+        Select(self.el("#legal-hold-status")).select_by_value("OFF")
+        self.el("#legal-hold-submit").click()
+        self.wait("the legal hold off", lambda: self.s3.get_object_legal_hold(
+            Bucket=locked, Key="evidence.bin")["LegalHold"]["Status"] == "OFF")
+
+        # Every other page passes the audit too.
+        for nav in ("buckets", "tiers", "advisor", "audit"):
+            self.go(nav, nav)
+            self.axe(nav)
         self.el("#logout").click()
         self.wait("the sign-in form again", lambda: self.el("#login").is_displayed())
 

@@ -74,8 +74,8 @@ async function api(method, action, params, body) {
 }
 
 // An S3 request through a presigned URL made for this identity.
-async function s3(method, bucket, key, query, body, extra) {
-  const params = { method, bucket, host: location.host };
+async function s3(method, bucket, key, query, body, extra, presignOptions) {
+  const params = Object.assign({ method, bucket, host: location.host }, presignOptions || {});
   if (key) params.key = key;
   if (query) params.query = query;
   const signed = await api("POST", "presign", params, typeof body === "string" ? body : undefined);
@@ -118,12 +118,70 @@ function fill(used, total) {
            (() => { const bar = h("span"); bar.style.width = pct.toFixed(1) + "%"; return bar; })());
 }
 
+// Latency quantile `q` from cumulative histogram counts (as Prometheus'
+// histogram_quantile: linear within the bucket the rank falls in); null
+// without observations, Infinity past the last bound.
+function quantile(bounds, cum, q) {
+  const n = cum.length ? cum[cum.length - 1] : 0;
+  if (n <= 0) return null;
+  const rank = q * n;
+  for (let i = 0; i < cum.length; i++) {
+    if (cum[i] >= rank) {
+      if (i >= bounds.length) return Infinity;
+      const lo = i === 0 ? 0 : bounds[i - 1], below = i === 0 ? 0 : cum[i - 1];
+      const inBucket = cum[i] - below;
+      return inBucket > 0 ? lo + (bounds[i] - lo) * ((rank - below) / inBucket) : bounds[i];
+    }
+  }
+  return Infinity;
+}
+function ms(seconds) {
+  if (seconds === null) return "–";
+  if (!isFinite(seconds)) return "> 10 s";
+  return seconds < 1 ? (seconds * 1000).toFixed(1) + " ms" : seconds.toFixed(2) + " s";
+}
+// Requests over the last polls: rate, p50/p99 latency and KV hit rate per interval.
+const requestSamples = [];
+function requestIntervals() {
+  const out = [];
+  for (let i = 1; i < requestSamples.length; i++) {
+    const a = requestSamples[i - 1], b = requestSamples[i];
+    const secs = Math.max(1e-3, (b.time_ns - a.time_ns) / 1e9);
+    const sum = doc => {  // every operation's histogram together
+      const ops = doc.s3 ? doc.s3.operations : [];
+      const cum = new Array((doc.s3 ? doc.s3.latency_bounds_seconds.length : 0) + 1).fill(0);
+      let requests = 0, errors = 0;
+      for (const o of ops) {
+        o.latency_counts.forEach((c, j) => { cum[j] += c; });
+        requests += o.requests;
+        errors += o.server_errors;
+      }
+      return { cum, requests, errors };
+    };
+    const sa = sum(a), sb = sum(b);
+    const delta = sb.cum.map((c, j) => c - (sa.cum[j] || 0));
+    const bounds = b.s3 ? b.s3.latency_bounds_seconds : [];
+    const hits = b.kv.hits - a.kv.hits, misses = b.kv.misses - a.kv.misses;
+    out.push({ rate: (sb.requests - sa.requests) / secs, errors: sb.errors - sa.errors,
+               p50: quantile(bounds, delta, 0.5), p99: quantile(bounds, delta, 0.99),
+               hitRate: hits + misses > 0 ? (100 * hits) / (hits + misses) : null, kvReads: hits + misses });
+  }
+  return out;
+}
+
 // ---- pages ----------------------------------------------------------------------------
 const throughput = [];
 async function overview() {
-  const [tiers, drives, heal, energy, adv] = await Promise.all([
+  const [tiers, drives, heal, energy, adv, req] = await Promise.all([
     api("GET", "tiers"), api("GET", "drives"), api("GET", "heal-status"), api("GET", "energy"),
-    api("GET", "advisor-list").catch(() => null)]);
+    api("GET", "advisor-list").catch(() => null), api("GET", "requests").catch(() => null)]);
+  if (req) {
+    requestSamples.push(req);
+    if (requestSamples.length > 61) requestSamples.shift();
+  }
+  const iv = requestIntervals();
+  const last = iv.length ? iv[iv.length - 1] : null;
+  const kvNs = req ? req.kv.namespaces : [];
   const objects = tiers.pools.reduce((a, p) => a + p.objects, 0);
   const stored = tiers.pools.reduce((a, p) => a + p.bytes, 0);
   throughput.push({ t: Date.now(), bytes: energy.node.bytes });
@@ -143,6 +201,23 @@ async function overview() {
       h("section", { class: "card" }, h("h2", { text: "Throughput (bytes/s, live)" }),
         lineChart(rates.length ? rates : [0], "bytes per second over the last two minutes"),
         h("div", { class: "muted", text: rates.length ? bytes(rates[rates.length - 1]) + "/s now" : "measuring…" })),
+      h("section", { class: "card", id: "card-requests" }, h("h2", { text: "S3 requests (per second, live)" }),
+        lineChart(iv.length ? iv.map(x => x.rate) : [0], "S3 requests per second over the last two minutes"),
+        h("div", { class: "muted", text: last ? `${last.rate.toFixed(1)} requests/s now; ${last.errors} server errors in the last interval` : (req && req.s3 ? "measuring…" : "request metrics are off") })),
+      h("section", { class: "card", id: "card-latency" }, h("h2", { text: "S3 latency (p50 / p99, live)" }),
+        lineChart(iv.length ? iv.map(x => (x.p99 !== null && isFinite(x.p99) ? x.p99 * 1000 : 0)) : [0], "p99 request latency in milliseconds over the last two minutes"),
+        lineChart(iv.length ? iv.map(x => (x.p50 !== null && isFinite(x.p50) ? x.p50 * 1000 : 0)) : [0], "p50 request latency in milliseconds over the last two minutes"),
+        h("div", { class: "muted", id: "latency-now", text: last ? `p50 ${ms(last.p50)}, p99 ${ms(last.p99)} (upper chart p99, lower p50; estimated from histogram buckets)` : "measuring…" })),
+      h("section", { class: "card", id: "card-kv" }, h("h2", { text: "KV-cache hit rate" }),
+        lineChart(iv.length ? iv.map(x => x.hitRate ?? 0) : [0], "KV-cache hit rate in percent over the last two minutes"),
+        h("div", { class: "muted", text: last && last.hitRate !== null ? `${last.hitRate.toFixed(1)} % of ${last.kvReads} block reads in the last interval` : "no KV reads in the last interval" }),
+        kvNs.length
+          ? table(["namespace", { label: "hit rate", num: true }, { label: "blocks", num: true }, { label: "stored", num: true }, "last access"],
+              kvNs.map(n => h("tr", {}, h("td", { text: n.bucket }),
+                h("td", { class: "num", text: n.hits + n.misses ? ((100 * n.hits) / (n.hits + n.misses)).toFixed(1) + " %" : "–" }),
+                h("td", { class: "num", text: n.blocks }), h("td", { class: "num", text: bytes(n.bytes) }), h("td", { text: n.last_access || "never" }))),
+              { id: "kv-table" })
+          : h("p", { text: "no KV-cache namespaces" })),
       h("section", { class: "card" }, h("h2", { text: "Drives" }),
         drives.erasure_coded
           ? h("ul", {}, drives.drives.map(d => h("li", { class: d.state === "ok" ? "ok" : "bad" }, `${d.position}: ${d.path} — ${d.state}`)))
@@ -168,7 +243,7 @@ async function buckets() {
     h("td", { class: "num", text: String(b.lifecycle_rules) }), h("td", { text: b.policy ? "yes" : "no" }),
     h("td", { text: b.encryption || "none" }),
     h("td", { class: "num", text: b.objects ?? "" }), h("td", { class: "num", text: b.bytes !== undefined ? bytes(b.bytes) : "" })));
-  const name = h("input", { required: true, pattern: "[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", autocomplete: "off" });
+  const name = h("input", { required: true, pattern: "[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]", autocomplete: "off" });
   const lcBucket = h("select", {}, doc.buckets.map(b => h("option", { value: b.name, text: b.name })));
   const lcPrefix = h("input", { autocomplete: "off" });
   const lcDays = h("input", { type: "number", min: 1, value: 30, required: true });
@@ -245,8 +320,47 @@ async function details(bucket, key, into) {
     .filter(v => xmlText(v, "Key") === key)
     .map(v => h("tr", {}, h("td", { text: xmlText(v, "VersionId") }), h("td", { text: v.tagName === "DeleteMarker" ? "delete marker" : bytes(xmlText(v, "Size")) }),
                 h("td", { text: xmlText(v, "IsLatest") }), h("td", { text: xmlText(v, "LastModified") })));
-  into.replaceChildren(h("h2", { text: key }), table(["header", "value"], rows), h("h2", { text: "Versions" }),
+  const locked = await s3("GET", bucket, "", "object-lock").then(() => true, () => false);
+  into.replaceChildren(h("h2", { text: key }), table(["header", "value"], rows, { id: "object-headers" }),
+                       locked ? lockForms(bucket, key, r.headers.get("x-amz-version-id"), into) : null,
+                       h("h2", { text: "Versions" }),
                        table(["version id", "size", "latest", "modified"], vrows));
+}
+
+// Object Lock of one version (the bucket has Object Lock): retention and legal hold, through
+// PutObjectRetention / PutObjectLegalHold signed with the signed-in identity's key, so S3 applies
+// its rules (COMPLIANCE only lengthens; GOVERNANCE shortens only with the bypass, which needs
+// s3:BypassGovernanceRetention).
+function lockForms(bucket, key, versionId, into) {
+  const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
+  const sub = name => q3(versionId && versionId !== "null" ? { [name]: null, versionId } : { [name]: null });
+  const mode = h("select", {}, ["GOVERNANCE", "COMPLIANCE"].map(m => h("option", { value: m, text: m })));
+  const until = h("input", { required: true, autocomplete: "off", placeholder: "2030-01-01T00:00:00Z",
+                             pattern: "\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z" });
+  const bypass = h("input", { type: "checkbox" });
+  const hold = h("select", {}, ["ON", "OFF"].map(m => h("option", { value: m, text: m })));
+  return h("div", { id: "lock-forms" },
+    h("h2", { text: "Retention" }),
+    h("form", { id: "retention-form", onsubmit: async e => {
+      e.preventDefault();
+      const xml = `<Retention ${NS}><Mode>${mode.value}</Mode><RetainUntilDate>${until.value}</RetainUntilDate></Retention>`;
+      try {
+        await s3("PUT", bucket, key, sub("retention"), xml, null, bypass.checked ? { bypass_governance: "true" } : null);
+        status("retention of " + key + " set to " + mode.value + " until " + until.value);
+        await details(bucket, key, into);
+      } catch (err) { status("retention refused: " + err.message); }
+    } }, field("retention-mode", "Mode", mode), field("retention-until", "Retain until (UTC, ISO 8601)", until),
+       h("div", { class: "field" }, h("label", { for: "retention-bypass", text: "Bypass governance" }), Object.assign(bypass, { id: "retention-bypass" })),
+       h("button", { id: "retention-submit", type: "submit", text: "Set retention" })),
+    h("h2", { text: "Legal hold" }),
+    h("form", { id: "legal-hold-form", onsubmit: async e => {
+      e.preventDefault();
+      try {
+        await s3("PUT", bucket, key, sub("legal-hold"), `<LegalHold ${NS}><Status>${hold.value}</Status></LegalHold>`);
+        status("legal hold of " + key + " " + hold.value);
+        await details(bucket, key, into);
+      } catch (err) { status("legal hold refused: " + err.message); }
+    } }, field("legal-hold-status", "Legal hold", hold), h("button", { id: "legal-hold-submit", type: "submit", text: "Set legal hold" })));
 }
 
 async function tiers() {
@@ -268,10 +382,18 @@ async function advisor() {
     h("p", { class: "summary", id: "rec-" + r.id }, h("span", { class: "tag state-" + r.state, text: r.state }), " ", r.summary),
     h("p", { class: "muted", text: `evidence over ${r.window_days} days: ${r.reads_in_window} reads on ${r.active_days} days, idle ${r.idle_days.toFixed(1)} days; ${r.objects} objects, ${bytes(r.bytes)}` }),
     barChart(r.daily_reads, { label: "reads per day, oldest first", width: 300, height: 50 }),
-    h("p", { text: `effect (modelled): moves ${r.objects_to_move} objects (${bytes(r.bytes_to_move)}) ${r.from_media} → ${r.to_media}; power ${r.watts_before.toFixed(4)} → ${r.watts_after.toFixed(4)} W; cost ${r.cost_month_before.toFixed(2)} → ${r.cost_month_after.toFixed(2)} ${doc.model.currency}/month` }),
+    r.kind === "expire"
+      ? h("p", { class: "muted", text: `KV reads since start-up: ${r.kv_hits} hits, ${r.kv_misses} misses, ${r.kv_lookups} lookups; last access ${r.last_read_ns ? new Date(r.last_read_ns / 1e6).toISOString() : "never"}${r.kv_ttl_s ? "; owner's TTL " + r.kv_ttl_s + " s" : ""}` })
+      : null,
+    h("p", { text: r.kind === "expire"
+      ? `effect (modelled): frees ${bytes(r.bytes_to_move)} in ${r.objects_to_move} blocks; power ${r.watts_before.toFixed(4)} → 0 W; cost ${r.cost_month_before.toFixed(2)} → 0 ${doc.model.currency}/month`
+      : `effect (modelled): moves ${r.objects_to_move} objects (${bytes(r.bytes_to_move)}) ${r.from_media} → ${r.to_media}; power ${r.watts_before.toFixed(4)} → ${r.watts_after.toFixed(4)} W; cost ${r.cost_month_before.toFixed(2)} → ${r.cost_month_after.toFixed(2)} ${doc.model.currency}/month` }),
     h("p", { text: "action: " + r.action }),
     r.lifecycle_rule ? h("pre", { text: r.lifecycle_rule }) : null,
-    r.moved_objects || r.waiting ? h("p", { text: `progress: ${r.moved_objects} moved (${bytes(r.moved_bytes)})${r.waiting ? "; waiting: " + r.waiting : ""}` }) : null,
+    r.moved_objects || r.waiting ? h("p", { text: r.kind === "expire"
+      ? `removed ${r.moved_objects} blocks (${bytes(r.moved_bytes)})${r.locked ? "; " + r.locked + " pinned blocks stayed" : ""}`
+      : `progress: ${r.moved_objects} moved (${bytes(r.moved_bytes)})${r.waiting ? "; waiting: " + r.waiting : ""}` }) : null,
+    r.reason && (r.state === "expired" || r.state === "failed") ? h("p", { class: "muted", text: "reason: " + r.reason }) : null,
     r.state === "pending" || r.state === "failed" ? h("div", {},
       h("button", { type: "button", class: "approve", "data-id": r.id, "aria-label": "approve " + r.summary, onclick: () => decide("advisor-approve", r.id), text: "Approve" }), " ",
       h("button", { type: "button", class: "secondary reject", "data-id": r.id, "aria-label": "reject " + r.summary, onclick: () => decide("advisor-reject", r.id), text: "Reject" })) : null));
@@ -328,18 +450,56 @@ async function audit(filters) {
       , { id: "audit-results" }));
 }
 
-async function users() {
+async function users(created) {
   const [u, g] = await Promise.all([api("GET", "users"), api("GET", "groups")]);
   const list = u.users || [];
-  page("Users and keys",
-    table(["user", "status", "access keys", "groups", "policies"], list.map(x => h("tr", {},
+  const act = async (action, params, done) => {
+    try { await api("POST", action, params); status(done); await users(); } catch (err) { status(action + " failed: " + err.message); }
+  };
+  const userName = h("input", { required: true, autocomplete: "off", pattern: "[A-Za-z0-9+=,.@_\\-]{1,64}" });
+  const keyUser = h("select", {}, list.map(x => h("option", { value: x.name, text: x.name })));
+  const rows = [];
+  for (const x of list) {
+    const keys = x.access_keys || [];
+    rows.push(h("tr", { "data-user": x.name },
       h("td", { text: x.name }), h("td", { text: x.active === false ? "disabled" : "active" }),
-      h("td", { text: (x.keys || []).map(k => k.id + (k.active === false ? " (disabled)" : "")).join(", ") }),
-      h("td", { text: (x.groups || []).join(", ") }), h("td", { text: (x.policies || []).join(", ") })))),
+      h("td", {}, keys.length ? h("ul", { class: "keys" }, keys.map(k => h("li", { "data-key": k.access_key },
+        h("code", { text: k.access_key }), k.active === false ? " (disabled) " : " ",
+        h("button", { type: "button", class: "secondary", "aria-label": (k.active === false ? "enable key " : "disable key ") + k.access_key,
+          onclick: () => act(k.active === false ? "key-enable" : "key-disable", { id: k.access_key }, "key " + k.access_key + (k.active === false ? " enabled" : " disabled")),
+          text: k.active === false ? "Enable" : "Disable" }), " ",
+        h("button", { type: "button", class: "danger", "aria-label": "delete key " + k.access_key,
+          onclick: () => { if (confirm("Delete access key " + k.access_key + "? Clients using it stop working.")) act("key-delete", { id: k.access_key }, "key " + k.access_key + " deleted"); },
+          text: "Delete" })))) : "none"),
+      h("td", { text: (x.groups || []).join(", ") }), h("td", { text: (x.policies || []).join(", ") }),
+      h("td", {}, h("button", { type: "button", class: "secondary", "aria-label": (x.active === false ? "enable user " : "disable user ") + x.name,
+        onclick: () => act(x.active === false ? "user-enable" : "user-disable", { name: x.name }, "user " + x.name + (x.active === false ? " enabled" : " disabled")),
+        text: x.active === false ? "Enable" : "Disable" }))));
+  }
+  // A new key's secret is shown once, here, and never again (the server keeps it encrypted).
+  const secretBox = created ? h("section", { id: "new-key", class: "card", role: "alert", tabindex: -1, "aria-labelledby": "new-key-title" },
+    h("h2", { id: "new-key-title", text: "New access key for " + created.user }),
+    h("p", {}, "Access key: ", h("code", { id: "new-access-key", text: created.access_key })),
+    h("p", {}, "Secret key: ", h("code", { id: "new-secret-key", text: created.secret_key })),
+    h("p", { class: "muted", text: "Copy the secret now: it is shown this once and cannot be read back." })) : null;
+  page("Users and keys",
+    secretBox,
+    table(["user", "status", "access keys", "groups", "policies", ""], rows, { id: "user-table" }),
+    h("h2", { text: "Create a user" }),
+    h("form", { id: "user-form", onsubmit: async e => {
+      e.preventDefault();
+      try { await api("POST", "user-create", { name: userName.value }); status("user " + userName.value + " created"); await users(); } catch (err) { status("create failed: " + err.message); }
+    } }, field("user-name", "User name", userName), h("button", { id: "user-create", type: "submit", text: "Create user" })),
+    h("h2", { text: "Create an access key" }),
+    list.length ? h("form", { id: "key-form", onsubmit: async e => {
+      e.preventDefault();
+      try { const k = await api("POST", "key-create", { user: keyUser.value }); await users(k); } catch (err) { status("key failed: " + err.message); }
+    } }, field("key-user", "For user", keyUser), h("button", { id: "key-create", type: "submit", text: "Create key" })) : h("p", { text: "Create a user first." }),
     h("h2", { text: "Groups" }),
     table(["group", "members", "policies"], (g.groups || []).map(x => h("tr", {}, h("td", { text: x.name }),
       h("td", { text: (x.members || []).join(", ") }), h("td", { text: (x.policies || []).join(", ") })))),
-    h("p", { class: "muted", text: "Secret keys are never shown here; create keys with `strata admin key create USER`." }));
+    h("p", { class: "muted", text: "Policies are attached with `strata admin policy attach`; a user's rights are what its policies and its groups' allow." }));
+  if (created) document.getElementById("new-key").focus();
 }
 
 // ---- routing, sign-in ----------------------------------------------------------------
