@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/admin_wire.h"
+#include "tier/scanner.h"
 
 namespace strata::server {
 
@@ -205,6 +206,14 @@ std::pair<int, std::string> ServerAdminApi::Tiers() {
                         {"in_flight",
                          {{"restores", usage->restores_ongoing},
                           {"uncommitted_writes", usage->writes_in_flight}}}};
+  if (lifecycle_) {
+    const tier::ScanStats t = lifecycle_->totals();
+    doc["lifecycle"] = {{"passes", lifecycle_->passes()},      {"versions_scanned", t.versions},
+                        {"expired", t.deleted},                {"delete_markers", t.markers},
+                        {"transitioned", t.transitioned},      {"aborted_uploads", t.aborted_uploads},
+                        {"locked", t.locked},                  {"raced", t.raced},
+                        {"failed", t.failed}};
+  }
   return {200, doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 

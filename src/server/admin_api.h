@@ -7,7 +7,8 @@
 //   POST heal-bucket?bucket=         the same for the bucket's marker
 //   GET  heal-status                 the background healer's counters
 //   GET  tiers                       every pool: media, layout, drives, capacity,
-//                                    objects and bytes per storage class, restores
+//                                    objects and bytes per storage class, restores,
+//                                    the lifecycle scanner's progress
 //   GET  requests                    S3 requests and latency histograms by operation,
 //                                    KV-cache lookups / hits / misses per namespace
 // the identity actions (iam_admin.cc): user-*, key-*, group-*, policy-*,
@@ -38,6 +39,9 @@ class Advisor;
 }
 namespace strata::metrics {
 class Registry;
+}
+namespace strata::tier {
+class Scanner;
 }
 namespace strata::kvcache {
 struct NamespaceStats;
@@ -82,6 +86,8 @@ class ServerAdminApi : public s3::AdminApi {
   void SetAdvisor(advisor::Advisor* a) { advisor_ = a; }
   void SetUsage(object::UsageCounter* usage) { usage_ = usage; }
   void SetRegion(std::string region) { region_ = std::move(region); }
+  // The lifecycle scanner, whose progress `GET tiers` reports.
+  void SetLifecycle(const tier::Scanner* scanner) { lifecycle_ = scanner; }
   // The `requests` document's sources: the metrics registry (S3 requests
   // and latencies; null: none kept) and the KV-cache tier's namespaces.
   void SetRequestSources(const metrics::Registry* registry,
@@ -119,6 +125,7 @@ class ServerAdminApi : public s3::AdminApi {
   object::UsageCounter* usage_ = nullptr;
   std::string region_ = "us-east-1";
   const metrics::Registry* metrics_ = nullptr;
+  const tier::Scanner* lifecycle_ = nullptr;
   std::function<std::vector<kvcache::NamespaceStats>()> kv_stats_;
   std::vector<TierDescription> tiers_;
   std::vector<std::pair<std::string, std::string>> classes_;

@@ -596,6 +596,7 @@ int RunServer(const Config& cfg) {
                        : std::clamp<int64_t>(lo.day_ns / 4, 1'000'000'000, 3600ll * 1'000'000'000);
   lo.max_actions_per_s = static_cast<uint32_t>(cfg.lifecycle_max_actions_per_s);
   tier::Scanner lifecycle(engine->get(), kv_store, &st.classes, lo);
+  admin.SetLifecycle(&lifecycle);
   tier::Restorer restorer(engine->get(), kv_store, &st.classes, lo.day_ns, lo.interval_ns);
   scfg.restorer = &restorer;
   // The tier advisor (docs/advisor.md): statistics of every GET, an analysis

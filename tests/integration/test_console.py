@@ -467,6 +467,7 @@ class ConsoleBrowserTest(unittest.TestCase):
                   and "p99 " in self.el("#latency-now").text, timeout=30)
         self.assertEqual(len(self.els("#card-latency svg.chart")), 2)
         self.assertIn("no KV-cache namespaces", self.el("#card-kv").text)  # --kv-listen off
+        self.assertRegex(self.el("#lifecycle-progress").text, r"lifecycle: \d+ passes, \d+ versions scanned")
         self.shot("overview-requests")
         self.axe("overview")
 

@@ -224,10 +224,11 @@ async function overview() {
           : h("p", { text: drives.layout || "single directory" })),
       h("section", { class: "card" }, h("h2", { text: "Heal" }),
         h("p", { text: heal.has_healer ? `${heal.queued} queued, ${heal.shards_rebuilt} shards rebuilt, ${heal.unrecoverable} unrecoverable, ${heal.scrub_passes} scrub passes` : heal.healer })),
-      h("section", { class: "card" }, h("h2", { text: "Tier moves" }),
+      h("section", { class: "card" }, h("h2", { text: "Tier moves and lifecycle" }),
         adv ? h("p", { text: `advisor ${adv.executor.enabled ? "enabled" : "stopped"}; ${adv.executor.moved_objects} objects (${bytes(adv.executor.moved_bytes)}) moved since start; today ${bytes(adv.executor.bytes_today)} of ${bytes(adv.executor.budget_bytes)}` })
             : h("p", { text: "advisor off" }),
-        h("p", { text: `${tiers.in_flight.restores} restores, ${tiers.in_flight.uncommitted_writes} writes in flight` })),
+        h("p", { text: `${tiers.in_flight.restores} restores, ${tiers.in_flight.uncommitted_writes} writes in flight` }),
+        tiers.lifecycle ? h("p", { id: "lifecycle-progress", text: `lifecycle: ${tiers.lifecycle.passes} passes, ${tiers.lifecycle.versions_scanned} versions scanned; ${tiers.lifecycle.transitioned} transitioned, ${tiers.lifecycle.expired} expired, ${tiers.lifecycle.delete_markers} delete markers, ${tiers.lifecycle.aborted_uploads} uploads aborted, ${tiers.lifecycle.locked} kept by Object Lock, ${tiers.lifecycle.failed} failed (retried)` }) : null),
       h("section", { class: "card" }, h("h2", { text: "Energy" }),
         h("div", { class: "big", text: (measured ? energy.node.measured_joules : energy.node.modelled_joules).toFixed(1) + " J" }),
         h("div", { class: "muted", text: measured ? "measured (RAPL), modelled " + energy.node.modelled_joules.toFixed(1) + " J" : "modelled (no RAPL counters readable)" }),
