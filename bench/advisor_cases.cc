@@ -3,13 +3,64 @@
 // binary, one with --advisor off, the other with the default (every read
 // counted: --advisor-sample 1), measured in interleaved runs with the order
 // alternating (see audit_cases.cc for why). Every key is under one prefix,
-// "get/", so all readers meet on one statistics shard: the worst case.
+// "get/", so all readers meet on one statistics shard: the worst case. The
+// server's CPU per GET is reported beside throughput (target: at most 3 %
+// more with every read counted).
+#include <cmath>
 #include <cstdio>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "advisor/access_stats.h"
+#include "common/time_util.h"
 #include "s3_cases.h"
 #include "server_process.h"
+#include "workload.h"
 
 namespace strata::bench {
+
+namespace {
+
+// The statistics on their own: kThreads threads counting reads of keys under
+// one prefix (one shard, one mutex: the worst case) for `seconds`, each read
+// stamped with the wall clock as the server does. CPU nanoseconds per read.
+double StatsNanosPerRead(double seconds) {
+  constexpr int kThreads = 16;
+  advisor::AccessStats stats(advisor::StatsOptions{});
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1024; ++i) keys.push_back("get/" + std::to_string(i));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> reads{0};
+  std::mutex mu;
+  double cpu = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const double c0 = ThreadCpuSeconds();
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 256; ++i) {
+          stats.RecordRead("bench", keys[(n + i + t) % keys.size()], 4096, UnixNowNs());
+        }
+        n += 256;
+      }
+      reads.fetch_add(n);
+      std::lock_guard lock(mu);
+      cpu += ThreadCpuSeconds() - c0;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  return reads.load() ? cpu * 1e9 / static_cast<double>(reads.load()) : NAN;
+}
+
+}  // namespace
 
 void RunAdvisorOverhead(const CaseOptions& opt, const std::string& binary, Report& report) {
   constexpr int kConcurrency = 16;
@@ -34,16 +85,52 @@ void RunAdvisorOverhead(const CaseOptions& opt, const std::string& binary, Repor
   vs_off.target = 0.97;
   Row& on_row = report.Add("get4k_advisor_on_c" + c, "GET 4 KiB, c=" + c + ", every read counted",
                            Unit::kOpsPerSecond, vs_off);
+  // The server's CPU per GET in the same runs: less at the mercy of how the
+  // two shared cores are scheduled than throughput is.
+  Row& off_cpu = report.Add("get4k_advisor_off_cpu", "  server CPU per GET, --advisor off",
+                            Unit::kMicroseconds);
+  Comparison cpu_vs_off;
+  cpu_vs_off.limit_ids = {off_cpu.id};
+  cpu_vs_off.limit_label = "same, --advisor off";
+  cpu_vs_off.target = 1.03;
+  cpu_vs_off.at_most = true;
+  Row& on_cpu = report.Add("get4k_advisor_on_cpu", "  server CPU per GET, every read counted",
+                           Unit::kMicroseconds, cpu_vs_off);
+  struct Side {
+    Row* row;
+    Row* cpu;
+    const Target* target;
+    pid_t pid;
+  };
   for (int run = 0; run < opt.runs; ++run) {
-    std::pair<Row*, const Target*> order[] = {{&off_row, &off_target}, {&on_row, &on_target}};
+    Side order[] = {{&off_row, &off_cpu, &off_target, off->pid()},
+                    {&on_row, &on_cpu, &on_target, on->pid()}};
     if (run % 2 == 1) std::swap(order[0], order[1]);
-    for (auto [row, target] : order) {
-      report.MeasureRun(*row, run, opt.runs, [&, target = target](int) {
-        TimedResult t = TimedSmallGets(*target, kConcurrency, opt.duration_s, opt.small_get_keys);
+    for (const Side& side : order) {
+      double cpu_us = NAN;
+      report.MeasureRun(*side.row, run, opt.runs, [&](int) {
+        const double cpu0 = ProcessCpuSeconds(side.pid);
+        TimedResult t = TimedSmallGets(*side.target, kConcurrency, opt.duration_s,
+                                       opt.small_get_keys);
+        if (t.ops > 0) cpu_us = (ProcessCpuSeconds(side.pid) - cpu0) * 1e6 / t.ops;
         return RunFigure{t.OpsPerSecond(), t.PercentileUs(0.50), t.PercentileUs(0.99)};
       });
+      report.MeasureRun(*side.cpu, run, opt.runs, [&](int) { return RunFigure{cpu_us}; });
     }
   }
+  // The counting alone, in-process, against the server's CPU per GET above:
+  // a figure the shared cores' scheduling does not blur.
+  Comparison of_get;
+  of_get.limit_ids = {off_cpu.id};
+  of_get.limit_label = "server CPU per GET";
+  of_get.target = 0.03;
+  of_get.at_most = true;
+  Row& per_read = report.Add("advisor_stats_ns_per_read",
+                             "  statistics alone, CPU per counted read (16 threads, 1 prefix)",
+                             Unit::kMicroseconds, of_get);
+  report.Measure(per_read, opt.runs, [&](int) {
+    return RunFigure{StatsNanosPerRead(std::min(opt.duration_s, 1.0)) / 1000.0};
+  });
 }
 
 }  // namespace strata::bench

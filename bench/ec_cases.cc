@@ -80,23 +80,6 @@ struct Server {
   pid_t pid = -1;
 };
 
-// User + system CPU seconds of all threads of process `pid` so far
-// (/proc/PID/stat, clock-tick resolution).
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t paren = stat.rfind(')');  // the command name may hold spaces
-  if (paren == std::string::npos) throw BenchError("cannot read /proc/" + std::to_string(pid));
-  std::istringstream fields(stat.substr(paren + 1));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  // Fields 3.. follow the name; utime and stime are fields 14 and 15.
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 // What the timed parts of one run's operations added up to: wall seconds,
 // the server's CPU seconds (all its threads, the healer included) over the

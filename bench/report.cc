@@ -124,11 +124,12 @@ Report::ComparisonCells Report::Compare(const Row& row) const {
   cells.limit = c.limit_label + " " + FormatValue(Find(c.limit_ids.front())->unit, limit);
   double fraction = row.median() / limit;
   bool as_ratio = c.at_most || c.ratio;
-  cells.fraction = as_ratio ? Printf("%.2fx", fraction) : Printf("%.1f %%", fraction * 100);
+  cells.fraction = as_ratio ? Printf(fraction < 0.1 ? "%.3fx" : "%.2fx", fraction)
+                            : Printf("%.1f %%", fraction * 100);
   if (std::isnan(c.target)) return cells;
   bool met = c.at_most ? fraction <= c.target : fraction >= c.target;
   if (c.at_most) {
-    cells.target = Printf("<= %.1fx", c.target);
+    cells.target = Printf("<= %.2fx", c.target);
   } else if (c.ratio) {
     cells.target = Printf(">= %.0fx", c.target);
   } else {

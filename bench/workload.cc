@@ -1,11 +1,16 @@
 #include "workload.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
 #include <cmath>
 #include <exception>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <latch>
 #include <mutex>
 #include <string>
@@ -115,6 +120,22 @@ double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) throw BenchError("cannot read /proc/" + std::to_string(pid));
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // Fields 3.. follow the name; utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double NowSeconds() { return static_cast<double>(ToNs(Clock::now().time_since_epoch())) / 1e9; }

@@ -3,6 +3,8 @@
 // of every operation is recorded.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -37,5 +39,8 @@ double NowSeconds();
 // CPU seconds this thread has used: figures of what one core can do, whatever
 // else the shared machine runs meanwhile.
 double ThreadCpuSeconds();
+// User + system CPU seconds of all threads of process `pid` so far
+// (/proc/PID/stat, clock-tick resolution).
+double ProcessCpuSeconds(pid_t pid);
 
 }  // namespace strata::bench

@@ -7,15 +7,17 @@
 
 namespace strata::advisor {
 
-std::string PrefixOf(std::string_view key, int depth) {
+std::string_view PrefixView(std::string_view key, int depth) {
   size_t end = 0;
   for (int i = 0; i < depth; ++i) {
     size_t slash = key.find('/', end);
     if (slash == std::string_view::npos) break;
     end = slash + 1;
   }
-  return std::string(key.substr(0, end));
+  return key.substr(0, end);
 }
+
+std::string PrefixOf(std::string_view key, int depth) { return std::string(PrefixView(key, depth)); }
 
 uint64_t PrefixStats::ReadsOnDay(int64_t day) const {
   if (day > last_day || day <= last_day - kDays || day < 0) return 0;
@@ -43,8 +45,9 @@ AccessStats::AccessStats(StatsOptions options)
   if (options_.half_life_days <= 0) options_.half_life_days = 7;
 }
 
-void AccessStats::Decay(PrefixStats& s, int64_t now_ns) const {
+void AccessStats::Decay(PrefixStats& s, int64_t now_ns, bool coarse) const {
   if (now_ns <= s.as_of_ns) return;
+  if (coarse && now_ns - s.as_of_ns < options_.day_ns / 1024) return;
   const double days = static_cast<double>(now_ns - s.as_of_ns) / static_cast<double>(options_.day_ns);
   const double f = std::exp2(-days / options_.half_life_days);
   s.reads *= f;
@@ -53,7 +56,7 @@ void AccessStats::Decay(PrefixStats& s, int64_t now_ns) const {
 }
 
 void AccessStats::Add(PrefixStats& s, double weight, uint64_t bytes, int64_t now_ns) const {
-  Decay(s, now_ns);
+  Decay(s, now_ns, /*coarse=*/true);
   s.reads += weight;
   s.bytes_read += weight * static_cast<double>(bytes);
   s.total_reads += static_cast<uint64_t>(weight);
@@ -83,22 +86,23 @@ void AccessStats::RecordRead(std::string_view bucket, std::string_view key, uint
     }
     countdown = options_.sample_every - 1;
   }
-  std::string id;
-  const std::string prefix = PrefixOf(key, options_.prefix_depth);
-  id.reserve(bucket.size() + 1 + prefix.size());
-  id.append(bucket).push_back('\0');
+  // The id in a buffer this thread keeps: no allocation once it has grown.
+  thread_local std::string id;
+  const std::string_view prefix = PrefixView(key, options_.prefix_depth);
+  id.assign(bucket).push_back('\0');
   id.append(prefix);
-  Shard& shard = shards_[std::hash<std::string>{}(id) % kShards];
+  const size_t hash = IdHash{}(id);
+  Shard& shard = shards_[hash % kShards];
   std::lock_guard lock(shard.mu);
-  auto it = shard.map.find(id);
+  auto it = shard.map.find(std::string_view(id));
   if (it == shard.map.end()) {
     if (shard.map.size() >= per_shard_) Trim(shard, now_ns);
     PrefixStats fresh;
     fresh.bucket = std::string(bucket);
-    fresh.prefix = prefix;
+    fresh.prefix = std::string(prefix);
     fresh.as_of_ns = now_ns;
     fresh.last_day = DayOf(now_ns);
-    it = shard.map.emplace(std::move(id), std::move(fresh)).first;
+    it = shard.map.emplace(id, std::move(fresh)).first;
   }
   Add(it->second, options_.sample_every, bytes, now_ns);
   recorded_.fetch_add(1, std::memory_order_relaxed);
@@ -253,7 +257,7 @@ Status AccessStats::Restore(std::string_view bytes) {
   }
   for (PrefixStats& s : loaded) {
     std::string id = s.bucket + '\0' + s.prefix;
-    Shard& shard = shards_[std::hash<std::string>{}(id) % kShards];
+    Shard& shard = shards_[IdHash{}(id) % kShards];
     std::lock_guard lock(shard.mu);
     if (shard.map.size() >= per_shard_) continue;
     shard.map.emplace(std::move(id), std::move(s));
