@@ -525,6 +525,10 @@ TEST_F(KvServerTest, ExpireNamespaceRemovesIdleBlocksUnlessAccessedSince) {
   // Read after the evidence was taken: refused, nothing removed.
   now_ns_ += 1000;
   EXPECT_EQ(c->GetAll(ns, Key('a', 2)), std::string(64, 'a'));
+  // The server lets go of a block it served only after sending it; the next
+  // request on the connection is handled after that (a block being read is
+  // never evicted).
+  EXPECT_EQ(c->Lookup(ns, {Key('a', 2)}), 1u);
   EXPECT_EQ(server_->ExpireNamespace(bucket, seen).status().code(), Code::kPreconditionFailed);
   EXPECT_EQ(ObjectCount(d), 5u);
   const uint64_t now_seen = server_->namespace_stats()[0].last_access_ns;
