@@ -567,12 +567,13 @@ KvStatus KvClient::Unpin(uint64_t ns, std::span<const KeyView> keys,
 KvStatus KvClient::Stats(uint64_t ns, NamespaceStats* stats) {
   return Wait(*impl_, [&](KvCallback done) {
     impl_->Small(
-        Op::kStats, proto::EncodeNamespaceRequest(ns), 64,
+        Op::kStats, proto::EncodeNamespaceRequest(ns), 80,
         [stats](std::string_view reply) {
           proto::NamespaceStats p;
           if (!proto::DecodeStatsResponse(reply, &p)) return ProtocolError("STATS reply");
           *stats = NamespaceStats{p.blocks,       p.bytes,           p.hits,      p.misses,
-                                  p.bytes_served, p.bytes_requested, p.evictions, p.lookups};
+                                  p.bytes_served, p.bytes_requested, p.evictions, p.lookups,
+                                  p.lookup_keys,  p.lookup_ns};
           return KvStatus::OK();
         },
         std::move(done));

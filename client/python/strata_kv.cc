@@ -566,6 +566,8 @@ class Client {
     d["bytes_requested"] = st.bytes_requested;
     d["evictions"] = st.evictions;
     d["lookups"] = st.lookups;
+    d["lookup_keys"] = st.lookup_keys;
+    d["lookup_ns"] = st.lookup_ns;
     return d;
   }
 

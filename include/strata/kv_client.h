@@ -156,6 +156,8 @@ struct NamespaceStats {
   uint64_t bytes_requested = 0;
   uint64_t evictions = 0;
   uint64_t lookups = 0;
+  uint64_t lookup_keys = 0;  // keys probed by LOOKUP / LOOKUP_EACH
+  uint64_t lookup_ns = 0;    // server time on those requests (payload decoded to reply queued)
 };
 
 // EVENTS: the namespace's stored/removed notifications, from a cursor.

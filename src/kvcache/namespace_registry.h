@@ -67,7 +67,7 @@ class Namespace {
 
   // Counters (no lock).
   std::atomic<uint64_t> hits{0}, misses{0}, bytes_served{0}, bytes_requested{0}, evictions{0},
-      lookups{0};
+      lookups{0}, lookup_keys{0}, lookup_ns{0};
 
  private:
   Sha256Digest digest_;

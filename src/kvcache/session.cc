@@ -3,6 +3,7 @@
 #include "kvcache/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "common/hash.h"
@@ -16,6 +17,12 @@ using proto::Op;
 using proto::WireStatus;
 
 namespace {
+
+uint64_t MonotonicNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 constexpr size_t kInputBufferBytes = 256 * 1024;
 // Before authentication a frame is at most a header and kPreAuthMaxPayloadBytes.
@@ -434,6 +441,7 @@ Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
 }
 
 void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
+  const uint64_t start = MonotonicNs();
   proto::KeysRequest req;
   Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
@@ -442,11 +450,12 @@ void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
     std::lock_guard<std::mutex> lock(ns->mu);
     n = ns->index.PrefixLength(req.keys);
   }
-  ns->lookups.fetch_add(1, std::memory_order_relaxed);
   Reply(h, WireStatus::kOk, proto::EncodeLookupResponse(static_cast<uint32_t>(n)));
+  CountLookup(ns, req.keys.size(), start);
 }
 
 void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
+  const uint64_t start = MonotonicNs();
   proto::KeysRequest req;
   Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
@@ -455,8 +464,15 @@ void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
     std::lock_guard<std::mutex> lock(ns->mu);
     for (size_t i = 0; i < req.keys.size(); ++i) present[i] = ns->index.Find(req.keys[i]).has_value();
   }
-  ns->lookups.fetch_add(1, std::memory_order_relaxed);
   Reply(h, WireStatus::kOk, proto::EncodeLookupEachResponse(present));
+  CountLookup(ns, req.keys.size(), start);
+}
+
+// A probe's counters: one request, its keys, and the server time since `start`.
+void Session::CountLookup(Namespace* ns, size_t keys, uint64_t start) {
+  ns->lookups.fetch_add(1, std::memory_order_relaxed);
+  ns->lookup_keys.fetch_add(keys, std::memory_order_relaxed);
+  ns->lookup_ns.fetch_add(MonotonicNs() - start, std::memory_order_relaxed);
 }
 
 void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {
@@ -484,6 +500,8 @@ void Session::HandleStats(const FrameHeader& h, std::string_view payload) {
   s.bytes_requested = ns->bytes_requested.load();
   s.evictions = ns->evictions.load();
   s.lookups = ns->lookups.load();
+  s.lookup_keys = ns->lookup_keys.load();
+  s.lookup_ns = ns->lookup_ns.load();
   Reply(h, WireStatus::kOk, proto::EncodeStatsResponse(s));
 }
 

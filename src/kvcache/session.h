@@ -79,6 +79,7 @@ class Session {
   void HandleOpen(const proto::FrameHeader& h, std::string_view payload);
   void HandleLookup(const proto::FrameHeader& h, std::string_view payload);
   void HandleLookupEach(const proto::FrameHeader& h, std::string_view payload);
+  void CountLookup(Namespace* ns, size_t keys, uint64_t start_ns);
   void HandleEvents(const proto::FrameHeader& h, std::string_view payload);
   Status HandleGet(const proto::FrameHeader& h, std::string_view payload);
   Status ReadBlockMetas(Namespace* ns, const proto::GetRequest& req,

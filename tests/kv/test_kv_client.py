@@ -296,6 +296,22 @@ class KvClientTest(KvTestCase):
         self.assertEqual(s2["misses"], s["misses"] + 1, s2)
         self.assertEqual(s2["bytes_served"], s["bytes_served"], s2)
 
+    def test_stats_count_probed_keys_and_the_servers_time(self):
+        ns = self.open()
+        keys = chain_keys(4)
+        self.c.put(ns, keys, None, random_blocks(4, BLOCK))
+        s = self.c.stats(ns)
+        self.assertEqual((s["lookups"], s["lookup_keys"], s["lookup_ns"]), (0, 0, 0), s)
+        self.assertEqual(self.c.lookup(ns, keys), 4)
+        self.assertEqual(self.c.lookup_each(ns, keys + chain_keys(6)), [True] * 4 + [False] * 6)
+        self.c.get_into(ns, keys[:1], [np.zeros(BLOCK, np.uint8)])  # not a probe
+        s = self.c.stats(ns)
+        self.assertEqual(s["lookups"], 2, s)
+        self.assertEqual(s["lookup_keys"], 14, s)
+        # The server's own time: more than nothing, less than the round trips took.
+        self.assertGreater(s["lookup_ns"], 0, s)
+        self.assertLess(s["lookup_ns"], 10**9, s)
+
     def test_large_batch(self):
         ns = self.open()
         n = 256

@@ -665,7 +665,7 @@ std::string EncodeStatsResponse(const NamespaceStats& s) {
   std::string out;
   Writer w(&out);
   for (uint64_t v : {s.blocks, s.bytes, s.hits, s.misses, s.bytes_served, s.bytes_requested,
-                     s.evictions, s.lookups}) {
+                     s.evictions, s.lookups, s.lookup_keys, s.lookup_ns}) {
     w.U64(v);
   }
   return out;
@@ -675,7 +675,7 @@ bool DecodeStatsResponse(std::string_view payload, NamespaceStats* out) {
   Reader r(payload);
   return r.U64(&out->blocks) && r.U64(&out->bytes) && r.U64(&out->hits) && r.U64(&out->misses) &&
          r.U64(&out->bytes_served) && r.U64(&out->bytes_requested) && r.U64(&out->evictions) &&
-         r.U64(&out->lookups) && r.empty();
+         r.U64(&out->lookups) && r.U64(&out->lookup_keys) && r.U64(&out->lookup_ns) && r.empty();
 }
 
 }  // namespace strata::kvcache::proto

@@ -346,7 +346,7 @@ std::string EncodeEventsResponse(const EventsResponse& r);
 bool DecodeEventsResponse(std::string_view payload, EventsResponse* out);
 
 // ---- STATS -----------------------------------------------------------------
-// Request: u64 ns. Reply: 8 x u64 in this order.
+// Request: u64 ns. Reply: 10 x u64 in this order.
 struct NamespaceStats {
   uint64_t blocks = 0;
   uint64_t bytes = 0;
@@ -356,6 +356,11 @@ struct NamespaceStats {
   uint64_t bytes_requested = 0;
   uint64_t evictions = 0;
   uint64_t lookups = 0;
+  // Keys probed by LOOKUP / LOOKUP_EACH, and the server's nanoseconds spent
+  // on those requests from their decoded payload to the queued reply (not
+  // the network): the server-side cost of a probe, measured where it runs.
+  uint64_t lookup_keys = 0;
+  uint64_t lookup_ns = 0;
 };
 std::string EncodeNamespaceRequest(uint64_t ns);
 bool DecodeNamespaceRequest(std::string_view payload, uint64_t* ns);

@@ -396,13 +396,15 @@ TEST(KvFrame, PutHeadRoundTripAndScan) {
 }
 
 TEST(KvFrame, Stats) {
-  NamespaceStats s{1, 2, 3, 4, 5, 6, 7, 8};
+  NamespaceStats s{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::string p = EncodeStatsResponse(s);
-  EXPECT_EQ(p.size(), 64u);
+  EXPECT_EQ(p.size(), 80u);
   NamespaceStats back;
   ExpectAllPrefixesRefused(p, [&](std::string_view in) { return DecodeStatsResponse(in, &back); });
   EXPECT_EQ(back.bytes_served, 5u);
   EXPECT_EQ(back.lookups, 8u);
+  EXPECT_EQ(back.lookup_keys, 9u);
+  EXPECT_EQ(back.lookup_ns, 10u);
   uint64_t ns = 0;
   std::string nr = EncodeNamespaceRequest(44);
   ExpectAllPrefixesRefused(nr,
