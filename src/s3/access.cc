@@ -271,10 +271,10 @@ bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
 }
 
 bool AllowsWriteOptions(OpContext& ctx, std::string_view key, bool tagging, bool retention,
-                        bool legal_hold) {
-  return (!tagging || Allows(ctx, "s3:PutObjectTagging", key)) &&
-         (!retention || Allows(ctx, "s3:PutObjectRetention", key)) &&
-         (!legal_hold || Allows(ctx, "s3:PutObjectLegalHold", key));
+                        bool legal_hold, const auth::MapConditionContext* extra) {
+  return (!tagging || Allows(ctx, "s3:PutObjectTagging", key, extra)) &&
+         (!retention || Allows(ctx, "s3:PutObjectRetention", key, extra)) &&
+         (!legal_hold || Allows(ctx, "s3:PutObjectLegalHold", key, extra));
 }
 
 OpResult AuthorizeRequest(OpContext& ctx) {

@@ -43,9 +43,9 @@ bool Allows(OpContext& ctx, std::string_view action, std::string_view key,
 // What a new object's write options need besides s3:PutObject, as AWS:
 // tags s3:PutObjectTagging, a retention s3:PutObjectRetention, a legal hold
 // s3:PutObjectLegalHold (PUT / COPY / CreateMultipartUpload headers and POST
-// form fields alike).
+// form fields alike; `extra` as for Allows).
 bool AllowsWriteOptions(OpContext& ctx, std::string_view key, bool tagging, bool retention,
-                        bool legal_hold);
+                        bool legal_hold, const auth::MapConditionContext* extra = nullptr);
 
 // The AccessDenied error every refusal returns.
 Error AccessDeniedError();

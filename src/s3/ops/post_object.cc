@@ -98,6 +98,7 @@ OpResult PostObject(OpContext& ctx) {
   // s3:PutObject to everyone allows (checked below, once the key is known).
   const std::string* policy_b64 = Field(fields, "policy");
   std::optional<PostPolicy> policy;
+  std::optional<auth::SignatureVersion> signed_with;
   if (policy_b64) {
     auto signed_by = auth::VerifyPostSignature(SignatureFields(fields), *policy_b64,
                                                ctx.config.secrets, ctx.config.sigv2);
@@ -106,6 +107,7 @@ OpResult PostObject(OpContext& ctx) {
     }
     const auth::PostSignature& signature = std::get<auth::PostSignature>(signed_by);
     ctx.access_key = signature.access_key;
+    signed_with = signature.version;
     ctx.caller = ctx.config.identities->Resolve(signature.access_key);
     if (!ctx.caller) return MakeError(ErrorCode::kInvalidAccessKeyId);
     if (signature.version == auth::SignatureVersion::kV2) {
@@ -155,11 +157,33 @@ OpResult PostObject(OpContext& ctx) {
   }
   // The signer's (or, without a policy, everyone's) rights: s3:PutObject on the key, and the actions its tag
   // and Object Lock fields need (as the PUT headers would).
-  const bool retention =
-      Field(fields, "x-amz-object-lock-mode") || Field(fields, "x-amz-object-lock-retain-until-date");
-  if (!Allows(ctx, "s3:PutObject", key) ||
+  // The condition keys a PUT takes from its signature and headers come from
+  // the form: its signature's version, its x-amz-* fields, `acl` as x-amz-acl.
+  auth::MapConditionContext form_keys;
+  if (signed_with) {
+    form_keys.Set("s3:signatureversion",
+                  *signed_with == auth::SignatureVersion::kV4 ? "AWS4-HMAC-SHA256" : "AWS");
+  }
+  for (const FormField& f : fields) {
+    if (f.name.starts_with("x-amz-")) form_keys.Set("s3:" + f.name, f.value);
+  }
+  if (const std::string* acl = Field(fields, "acl")) form_keys.Set("s3:x-amz-acl", *acl);
+  const std::string* lock_mode = Field(fields, "x-amz-object-lock-mode");
+  const std::string* lock_until = Field(fields, "x-amz-object-lock-retain-until-date");
+  const std::string* legal_hold = Field(fields, "x-amz-object-lock-legal-hold");
+  if (lock_mode) form_keys.Set("s3:object-lock-mode", *lock_mode);
+  if (legal_hold) form_keys.Set("s3:object-lock-legal-hold", *legal_hold);
+  if (lock_until) {
+    form_keys.Set("s3:object-lock-retain-until-date", *lock_until);
+    if (auto until_ns = ParseRetainUntil(*lock_until)) {
+      int64_t days = (*until_ns - UnixNowNs()) / (86400LL * 1000000000LL);
+      form_keys.Set("s3:object-lock-remaining-retention-days", std::to_string(days < 0 ? 0 : days));
+    }
+  }
+  const bool retention = lock_mode || lock_until;
+  if (!Allows(ctx, "s3:PutObject", key, &form_keys) ||
       !AllowsWriteOptions(ctx, key, Field(fields, "tagging") != nullptr, retention,
-                          Field(fields, "x-amz-object-lock-legal-hold") != nullptr)) {
+                          legal_hold != nullptr, &form_keys)) {
     return AccessDeniedError();
   }
   // The redirect target becomes a Location header: no control characters.
