@@ -77,51 +77,17 @@ void RunAdvisorOverhead(const CaseOptions& opt, const std::string& binary, Repor
   PopulateSmallGetKeys(off_target, opt.small_get_keys);
   PopulateSmallGetKeys(on_target, opt.small_get_keys);
   const std::string c = std::to_string(kConcurrency);
-  Row& off_row = report.Add("get4k_advisor_off_c" + c, "GET 4 KiB, c=" + c + ", --advisor off",
-                            Unit::kOpsPerSecond);
-  Comparison vs_off;
-  vs_off.limit_ids = {off_row.id};
-  vs_off.limit_label = "same, --advisor off";
-  vs_off.target = 0.97;
-  Row& on_row = report.Add("get4k_advisor_on_c" + c, "GET 4 KiB, c=" + c + ", every read counted",
-                           Unit::kOpsPerSecond, vs_off);
-  // The server's CPU per GET in the same runs: less at the mercy of how the
-  // two shared cores are scheduled than throughput is.
-  Row& off_cpu = report.Add("get4k_advisor_off_cpu", "  server CPU per GET, --advisor off",
-                            Unit::kMicroseconds);
-  Comparison cpu_vs_off;
-  cpu_vs_off.limit_ids = {off_cpu.id};
-  cpu_vs_off.limit_label = "same, --advisor off";
-  cpu_vs_off.target = 1.03;
-  cpu_vs_off.at_most = true;
-  Row& on_cpu = report.Add("get4k_advisor_on_cpu", "  server CPU per GET, every read counted",
-                           Unit::kMicroseconds, cpu_vs_off);
-  struct Side {
-    Row* row;
-    Row* cpu;
-    const Target* target;
-    pid_t pid;
-  };
-  for (int run = 0; run < opt.runs; ++run) {
-    Side order[] = {{&off_row, &off_cpu, &off_target, off->pid()},
-                    {&on_row, &on_cpu, &on_target, on->pid()}};
-    if (run % 2 == 1) std::swap(order[0], order[1]);
-    for (const Side& side : order) {
-      double cpu_us = NAN;
-      report.MeasureRun(*side.row, run, opt.runs, [&](int) {
-        const double cpu0 = ProcessCpuSeconds(side.pid);
-        TimedResult t = TimedSmallGets(*side.target, kConcurrency, opt.duration_s,
-                                       opt.small_get_keys);
-        if (t.ops > 0) cpu_us = (ProcessCpuSeconds(side.pid) - cpu0) * 1e6 / t.ops;
-        return RunFigure{t.OpsPerSecond(), t.PercentileUs(0.50), t.PercentileUs(0.99)};
+  FeatureRows rows = MeasureFeatureCost(
+      opt, report,
+      {&off_target, off->pid(), "get4k_advisor_off_c" + c, "GET 4 KiB, c=" + c + ", --advisor off"},
+      {&on_target, on->pid(), "get4k_advisor_on_c" + c, "GET 4 KiB, c=" + c + ", every read counted"},
+      0.97, 1.03, [&](const Target& target, int) {
+        return TimedSmallGets(target, kConcurrency, opt.duration_s, opt.small_get_keys);
       });
-      report.MeasureRun(*side.cpu, run, opt.runs, [&](int) { return RunFigure{cpu_us}; });
-    }
-  }
   // The counting alone, in-process, against the server's CPU per GET above:
   // a figure the shared cores' scheduling does not blur.
   Comparison of_get;
-  of_get.limit_ids = {off_cpu.id};
+  of_get.limit_ids = {rows.off_cpu->id};
   of_get.limit_label = "server CPU per GET";
   of_get.target = 0.03;
   of_get.at_most = true;

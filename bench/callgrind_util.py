@@ -21,8 +21,9 @@ import harness  # noqa: E402
 
 
 class CallgrindServer:
-    def __init__(self, binary, keep_dir=None):
+    def __init__(self, binary, keep_dir=None, extra_args=()):
         self.binary, self.keep_dir = binary, keep_dir
+        self.extra_args = list(extra_args)
         self.work = tempfile.mkdtemp(prefix="strata-cg-")
         self.port = harness.free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -35,7 +36,7 @@ class CallgrindServer:
         self.proc = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
              self.binary, "server", "--data", os.path.join(self.work, "data"), "--listen",
-             f"127.0.0.1:{self.port}", "--kv-listen", "off", "--workers", "4"],
+             f"127.0.0.1:{self.port}", "--kv-listen", "off", "--workers", "4", *self.extra_args],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(600):
             try:

@@ -1,6 +1,7 @@
 #include "s3_cases.h"
 
 #include <atomic>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <exception>
@@ -431,6 +432,47 @@ void RunList(const CaseOptions& opt, const Target& target, Report& report) {
       return RunFigure{r.PercentileUs(0.50) / 1e3, r.PercentileUs(0.50), r.PercentileUs(0.99)};
     });
   }
+}
+
+FeatureRows MeasureFeatureCost(const CaseOptions& opt, Report& report, const FeatureSide& off,
+                               const FeatureSide& on, double target, double cpu_target,
+                               const std::function<TimedResult(const Target&, int run)>& timed) {
+  FeatureRows rows;
+  rows.off = &report.Add(off.id, off.label, Unit::kOpsPerSecond);
+  Comparison vs_off;
+  vs_off.limit_ids = {rows.off->id};
+  vs_off.limit_label = "same, off";
+  vs_off.target = target;
+  rows.on = &report.Add(on.id, on.label, Unit::kOpsPerSecond, vs_off);
+  // The server's CPU per operation in the same runs: less at the mercy of how
+  // the two shared cores are scheduled than throughput is.
+  rows.off_cpu = &report.Add(off.id + "_cpu", "  server CPU per op, off", Unit::kMicroseconds);
+  Comparison cpu_vs_off;
+  cpu_vs_off.limit_ids = {rows.off_cpu->id};
+  cpu_vs_off.limit_label = "same, off";
+  cpu_vs_off.target = cpu_target;
+  cpu_vs_off.at_most = true;
+  rows.on_cpu = &report.Add(on.id + "_cpu", "  server CPU per op, on", Unit::kMicroseconds, cpu_vs_off);
+  struct Side {
+    Row* row;
+    Row* cpu;
+    const FeatureSide* side;
+  };
+  for (int run = 0; run < opt.runs; ++run) {
+    Side order[] = {{rows.off, rows.off_cpu, &off}, {rows.on, rows.on_cpu, &on}};
+    if (run % 2 == 1) std::swap(order[0], order[1]);
+    for (const Side& s : order) {
+      double cpu_us = NAN;
+      report.MeasureRun(*s.row, run, opt.runs, [&](int r) {
+        const double cpu0 = ProcessCpuSeconds(s.side->pid);
+        TimedResult t = timed(*s.side->target, r);
+        if (t.ops > 0) cpu_us = (ProcessCpuSeconds(s.side->pid) - cpu0) * 1e6 / t.ops;
+        return RunFigure{t.OpsPerSecond(), t.PercentileUs(0.50), t.PercentileUs(0.99)};
+      });
+      report.MeasureRun(*s.cpu, run, opt.runs, [&](int) { return RunFigure{cpu_us}; });
+    }
+  }
+  return rows;
 }
 
 }  // namespace strata::bench

@@ -81,6 +81,24 @@ void RunSmallGet(const CaseOptions& opt, const Target& target, Report& report);
 inline std::string SmallGetKey(int i) { return "get/" + std::to_string(i); }
 void PopulateSmallGetKeys(const Target& target, int keys);
 TimedResult TimedSmallGets(const Target& target, int c, double duration_s, int keys);
+
+// A feature's cost measured on two servers from one binary, feature off and
+// on: their throughput rows (on against off, >= `target`) and, from the same
+// timed runs, each server's CPU per operation (/proc/PID/stat; on against off,
+// <= `cpu_target`), runs interleaved with the order alternating from run to
+// run (the second of two back-to-back runs measures slower on this box, so
+// the bias cancels in the median). `timed(target, run)` is one timed run.
+struct FeatureSide {
+  const Target* target;
+  pid_t pid;
+  std::string id, label;  // "put4k_audit_off_c16", "PUT 4 KiB, c=16, --audit off"
+};
+struct FeatureRows {
+  Row *off, *on, *off_cpu, *on_cpu;
+};
+FeatureRows MeasureFeatureCost(const CaseOptions& opt, Report& report, const FeatureSide& off,
+                               const FeatureSide& on, double target, double cpu_target,
+                               const std::function<TimedResult(const Target&, int run)>& timed);
 // The tier advisor's access statistics' cost (advisor_cases.cc): GET 4 KiB on
 // a server counting every read against one with --advisor off, runs
 // interleaved (issue 18: >= 97 %).
