@@ -6,9 +6,60 @@
 
 namespace strata::object {
 
+namespace {
+
+std::mutex pool_mu;
+std::vector<std::unique_ptr<char[]>>& IdleBuffers() {  // guarded by pool_mu
+  static auto* pool = new std::vector<std::unique_ptr<char[]>>();  // never destroyed: no exit-order hazard
+  return *pool;
+}
+
+}  // namespace
+
+PieceBuffer PieceBuffer::Take() {
+  PieceBuffer b;
+  {
+    std::lock_guard lock(pool_mu);
+    if (!IdleBuffers().empty()) {
+      b.p_ = std::move(IdleBuffers().back());
+      IdleBuffers().pop_back();
+      return b;
+    }
+  }
+  b.p_ = std::make_unique_for_overwrite<char[]>(ReadAhead::kPieceBytes);
+  return b;
+}
+
+PieceBuffer::~PieceBuffer() { GiveBack(); }
+
+PieceBuffer& PieceBuffer::operator=(PieceBuffer&& other) noexcept {
+  if (this != &other) {
+    GiveBack();
+    p_ = std::move(other.p_);
+  }
+  return *this;
+}
+
+void PieceBuffer::GiveBack() {
+  if (!p_) return;
+  std::lock_guard lock(pool_mu);
+  if (IdleBuffers().size() < kPooledBuffers) IdleBuffers().push_back(std::move(p_));
+  p_.reset();
+}
+
+size_t PieceBuffer::Pooled() {
+  std::lock_guard lock(pool_mu);
+  return IdleBuffers().size();
+}
+
 ReadAhead::ReadAhead(const ObjectReader& reader, uint64_t offset, uint64_t end)
     : reader_(reader), end_(end), offset_(offset) {
-  for (size_t i = 0; i < kPieces; ++i) free_.push_back({std::make_unique<char[]>(kPieceBytes), 0});
+  const uint64_t left = end > offset ? end - offset : 0;
+  inline_ = left <= kPieceBytes;
+  if (inline_) return;  // Next reads it: a thread costs more than it would save
+  const size_t pieces =
+      static_cast<size_t>(std::min<uint64_t>(kPieces, (left + kPieceBytes - 1) / kPieceBytes));
+  for (size_t i = 0; i < pieces; ++i) free_.push_back(Piece{PieceBuffer::Take(), 0});
   helper_ = std::thread([this] { Run(); });
 }
 
@@ -18,7 +69,28 @@ ReadAhead::~ReadAhead() {
     stop_ = true;
   }
   cv_.notify_all();
-  helper_.join();
+  if (helper_.joinable()) helper_.join();
+}
+
+Status ReadAhead::Fill(Piece& piece) {
+  // A piece is filled completely (ReadAt stops at part ends: loop).
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(kPieceBytes, end_ - offset_));
+  piece.size = 0;
+  Status failed;
+  while (piece.size < want) {
+    auto n = reader_.ReadAt(offset_ + piece.size, piece.data.data() + piece.size, want - piece.size);
+    if (!n.ok()) {
+      failed = n.status();
+      break;
+    }
+    if (*n == 0) {
+      failed = Corruption("object data ended early");
+      break;
+    }
+    piece.size += *n;
+  }
+  offset_ += piece.size;
+  return failed;
 }
 
 void ReadAhead::Run() {
@@ -37,23 +109,7 @@ void ReadAhead::Run() {
       cv_.notify_all();
       return;
     }
-    // A piece is filled completely (ReadAt stops at part ends: loop).
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(kPieceBytes, end_ - offset_));
-    piece.size = 0;
-    Status failed;
-    while (piece.size < want) {
-      auto n = reader_.ReadAt(offset_ + piece.size, piece.data.get() + piece.size, want - piece.size);
-      if (!n.ok()) {
-        failed = n.status();
-        break;
-      }
-      if (*n == 0) {
-        failed = Corruption("object data ended early");
-        break;
-      }
-      piece.size += *n;
-    }
-    offset_ += piece.size;
+    Status failed = Fill(piece);
     std::lock_guard lock(mu_);
     if (!failed.ok()) {
       status_ = failed;
@@ -67,6 +123,14 @@ void ReadAhead::Run() {
 }
 
 Result<std::string_view> ReadAhead::Next() {
+  if (inline_) {  // one piece or less, read here (no helper, no locking)
+    if (!status_.ok()) return status_;
+    if (offset_ >= end_) return std::string_view();
+    if (!current_.data) current_.data = PieceBuffer::Take();
+    status_ = Fill(current_);
+    if (!status_.ok()) return status_;
+    return std::string_view(current_.data.data(), current_.size);
+  }
   std::unique_lock lock(mu_);
   if (current_.data) {
     // The piece returned last is consumed: its buffer goes back to the helper.
@@ -78,7 +142,7 @@ Result<std::string_view> ReadAhead::Next() {
   if (!filled_.empty()) {
     current_ = std::move(filled_.front());
     filled_.pop_front();
-    return std::string_view(current_.data.get(), current_.size);
+    return std::string_view(current_.data.data(), current_.size);
   }
   if (!status_.ok()) {
     Status st = status_;

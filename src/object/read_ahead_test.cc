@@ -56,6 +56,46 @@ TEST_F(ReadAheadTest, ReturnsTheRangeInOrderPlainAndEncrypted) {
   }
 }
 
+// The pieces' buffers outlive the ReadAhead in a pool: the next GET takes
+// them back instead of faulting in (and zeroing) fresh memory; a range of
+// one piece or less is read on the consumer's thread with one buffer.
+TEST_F(ReadAheadTest, BuffersComeFromAPoolKeptAcrossReads) {
+  const std::string data = Put("pooled", 3 * ReadAhead::kPieceBytes + 5);
+  auto reader = engine_->OpenObject("b", "pooled");
+  ASSERT_TRUE(reader.ok());
+  {
+    ReadAhead ahead(**reader, 0, data.size());
+    EXPECT_TRUE(Drain(ahead) == data);
+  }
+  const size_t pooled = PieceBuffer::Pooled();
+  EXPECT_GE(pooled, ReadAhead::kPieces);
+  {
+    ReadAhead ahead(**reader, 0, data.size());
+    EXPECT_EQ(PieceBuffer::Pooled(), pooled - ReadAhead::kPieces);  // taken, not allocated
+    EXPECT_TRUE(Drain(ahead) == data);
+  }
+  EXPECT_EQ(PieceBuffer::Pooled(), pooled);
+  {
+    // One piece: read by Next itself, one buffer taken only when it reads.
+    ReadAhead ahead(**reader, 10, 10 + ReadAhead::kPieceBytes);
+    EXPECT_EQ(PieceBuffer::Pooled(), pooled);
+    auto piece = ahead.Next();
+    ASSERT_TRUE(piece.ok());
+    EXPECT_EQ(PieceBuffer::Pooled(), pooled - 1);
+    EXPECT_TRUE(*piece == std::string_view(data).substr(10, ReadAhead::kPieceBytes));
+    auto end = ahead.Next();
+    ASSERT_TRUE(end.ok());
+    EXPECT_TRUE(end->empty());
+  }
+  EXPECT_EQ(PieceBuffer::Pooled(), pooled);
+  // The pool keeps at most kPooledBuffers idle buffers.
+  {
+    std::vector<PieceBuffer> many;
+    for (size_t i = 0; i < PieceBuffer::kPooledBuffers + 3; ++i) many.push_back(PieceBuffer::Take());
+  }
+  EXPECT_EQ(PieceBuffer::Pooled(), PieceBuffer::kPooledBuffers);
+}
+
 TEST_F(ReadAheadTest, AnErrorEndsTheRangeAndAStoppedConsumerJoins) {
   WriteOptions sse;
   sse.sse.mode = SseMode::kS3;
@@ -70,6 +110,13 @@ TEST_F(ReadAheadTest, AnErrorEndsTheRangeAndAStoppedConsumerJoins) {
     EXPECT_EQ(Drain(locked, &failed), "");
     EXPECT_EQ(failed.detail(), Detail::kSseKey);
     EXPECT_FALSE(locked.Next().ok());  // stays failed
+  }
+  {
+    ReadAhead small(**reader, 0, 100);  // read on this thread: the same answers
+    Status failed;
+    EXPECT_EQ(Drain(small, &failed), "");
+    EXPECT_EQ(failed.detail(), Detail::kSseKey);
+    EXPECT_FALSE(small.Next().ok());
   }
   ASSERT_TRUE((*reader)->Unlock(std::string(32, 'k')).ok());
   {

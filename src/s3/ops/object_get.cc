@@ -14,7 +14,8 @@ namespace strata::s3 {
 
 namespace {
 
-constexpr size_t kGetBufferBytes = 1 << 20;
+constexpr size_t kGetBufferBytes = object::ReadAhead::kPieceBytes;
+constexpr size_t kSmallBufferBytes = 64 << 10;
 
 void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
   const object::ObjectHeaders& oh = rec.headers;
@@ -178,17 +179,28 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   // The first piece is read before answering, so a read failure (too few
   // good shards, disk error) is still an S3 error (500/503), not a cut stream.
-  std::unique_ptr<char[]> buf;
+  // Small bodies get a buffer of their size; larger ones a pooled 1 MiB one
+  // (object::PieceBuffer: no page faults, no memset per request).
+  std::unique_ptr<char[]> small;
+  object::PieceBuffer pooled;
+  char* buf = nullptr;
   size_t first_n = 0;
   if (!head && length > 0) {
-    buf = std::make_unique_for_overwrite<char[]>(std::min<uint64_t>(kGetBufferBytes, length));
-    auto n = (*reader)->ReadAt(first, buf.get(), std::min<uint64_t>(kGetBufferBytes, length));
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kGetBufferBytes, length));
+    if (want <= kSmallBufferBytes) {
+      small = std::make_unique_for_overwrite<char[]>(want);
+      buf = small.get();
+    } else {
+      pooled = object::PieceBuffer::Take();
+      buf = pooled.data();
+    }
+    auto n = (*reader)->ReadAt(first, buf, want);
     if (!n.ok()) return FromStatus(n.status());
     if (*n == 0) return MakeError(ErrorCode::kInternalError, "object data ended early");
     first_n = *n;
   }
   if (!ctx.out.Start(status, h, length, !head).ok() || head || length == 0) return std::nullopt;
-  if (!ctx.out.Write(std::string_view(buf.get(), first_n)).ok()) return std::nullopt;
+  if (!ctx.out.Write(std::string_view(buf, first_n)).ok()) return std::nullopt;
   // The rest is read (and, encrypted, decrypted) one piece ahead on a
   // helper thread while this one sends (object/read_ahead.h).
   const uint64_t offset = first + first_n, end = first + length;
