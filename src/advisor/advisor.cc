@@ -16,12 +16,6 @@ namespace strata::advisor {
 
 namespace {
 
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string NormalClass(const std::string& c) { return c.empty() ? "STANDARD" : c; }
 
 bool Runnable(const Recommendation& r) {
@@ -120,12 +114,12 @@ void Advisor::Stop() {
 }
 
 void Advisor::Run() {
-  int64_t next_analysis = SteadyNs() + std::min<int64_t>(options_.interval_ns, 60ll * 1'000'000'000);
+  int64_t next_analysis = SteadyNowNs() + std::min<int64_t>(options_.interval_ns, 60ll * 1'000'000'000);
   while (!stop_) {
-    if (SteadyNs() >= next_analysis) {
+    if (SteadyNowNs() >= next_analysis) {
       auto s = Analyze();
       if (!s.ok()) STRATA_LOG("advisor: analysis failed: %s", s.status().ToString().c_str());
-      next_analysis = SteadyNs() + options_.interval_ns;
+      next_analysis = SteadyNowNs() + options_.interval_ns;
     }
     while (!stop_) {
       auto worked = ExecuteStep();
@@ -341,7 +335,7 @@ void Advisor::Pace() {
   }
   if (rate == 0) return;
   const int64_t gap = 1'000'000'000 / rate;
-  const int64_t now = SteadyNs();
+  const int64_t now = SteadyNowNs();
   if (next_move_ns_ > now) {
     std::unique_lock lock(wake_mu_);
     wake_.wait_for(lock, std::chrono::nanoseconds(next_move_ns_ - now), [this] { return stop_.load(); });

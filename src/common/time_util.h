@@ -19,6 +19,8 @@
 namespace strata {
 
 int64_t UnixNowNs();
+// Monotonic nanoseconds (steady clock: intervals, deadlines, pacing; not a date).
+int64_t SteadyNowNs();
 
 // ---- calendar ------------------------------------------------------------------
 bool IsLeapYear(int64_t year);

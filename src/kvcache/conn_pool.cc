@@ -11,18 +11,13 @@
 #include <exception>
 
 #include "common/log.h"
+#include "common/time_util.h"
 
 namespace strata::kvcache {
 namespace {
 
 constexpr uint64_t kStopId = 0;  // epoll data of the stop eventfd; connections count from 1
 constexpr int64_t kMsNs = 1'000'000;
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

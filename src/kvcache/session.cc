@@ -3,11 +3,11 @@
 #include "kvcache/session.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/time_util.h"
 #include "energy/meter.h"
 
 namespace strata::kvcache {
@@ -17,12 +17,6 @@ using proto::Op;
 using proto::WireStatus;
 
 namespace {
-
-uint64_t MonotonicNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 constexpr size_t kInputBufferBytes = 256 * 1024;
 // Before authentication a frame is at most a header and kPreAuthMaxPayloadBytes.
@@ -441,7 +435,7 @@ Namespace* Session::DecodeKeys(const FrameHeader& h, std::string_view payload,
 }
 
 void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
-  const uint64_t start = MonotonicNs();
+  const uint64_t start = static_cast<uint64_t>(SteadyNowNs());
   proto::KeysRequest req;
   Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
@@ -455,7 +449,7 @@ void Session::HandleLookup(const FrameHeader& h, std::string_view payload) {
 }
 
 void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
-  const uint64_t start = MonotonicNs();
+  const uint64_t start = static_cast<uint64_t>(SteadyNowNs());
   proto::KeysRequest req;
   Namespace* ns = DecodeKeys(h, payload, &req, Need::kRead);
   if (ns == nullptr) return;
@@ -472,7 +466,7 @@ void Session::HandleLookupEach(const FrameHeader& h, std::string_view payload) {
 void Session::CountLookup(Namespace* ns, size_t keys, uint64_t start) {
   ns->lookups.fetch_add(1, std::memory_order_relaxed);
   ns->lookup_keys.fetch_add(keys, std::memory_order_relaxed);
-  ns->lookup_ns.fetch_add(MonotonicNs() - start, std::memory_order_relaxed);
+  ns->lookup_ns.fetch_add(static_cast<uint64_t>(SteadyNowNs()) - start, std::memory_order_relaxed);
 }
 
 void Session::HandleEvents(const FrameHeader& h, std::string_view payload) {

@@ -14,12 +14,6 @@ namespace {
 
 int64_t NowNs() { return UnixNowNs(); }
 
-int64_t MonoNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Progress value: bucket + '\0' + the last key finished in it.
 std::string EncodeProgress(const std::string& bucket, const std::string& key) {
   std::string v = bucket;
@@ -105,11 +99,11 @@ void Scanner::Pace() {
   int64_t until;
   {
     std::lock_guard lock(pace_mu_);
-    next_action_ns_ = std::max(next_action_ns_ + step, MonoNs());
+    next_action_ns_ = std::max(next_action_ns_ + step, SteadyNowNs());
     until = next_action_ns_ - step;
   }
   // Never wait long with a stop pending: in slices.
-  while (!stopping() && MonoNs() < until) {
+  while (!stopping() && SteadyNowNs() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
