@@ -490,6 +490,21 @@ void RunKvCache(const CaseOptions& opt, const KvCaseOptions& kv_opt, const Targe
       return RunFigure{r.ops * kBigBlock / r.seconds, r.PercentileUs(0.50), r.PercentileUs(0.99)};
     });
   }
+  // And the bound of any durable layout: a frame's blocks (batch x 2 MiB)
+  // appended to one file per connection with one fdatasync.
+  for (int c : kConnections) {
+    Row& row = report.Add("kv_durable_appends_c" + C(c),
+                          "kv limit: durable " + C(kv_opt.batch * 2) + " MiB appends, c=" + C(c),
+                          Unit::kBytesPerSecond);
+    report.Measure(row, opt.runs, [&](int run) {
+      const char* base = std::getenv("TMPDIR");
+      const std::string dir = std::string(base && *base ? base : "/tmp") + "/s3bench-appends-" +
+                              HexEncode(RandomBytes(4)) + "-" + C(run);
+      const uint64_t frame = static_cast<uint64_t>(kv_opt.batch) * kBigBlock;
+      TimedResult r = MeasureDurableAppends(dir, frame, c, opt.duration_s);
+      return RunFigure{r.ops * frame / r.seconds, r.PercentileUs(0.50), r.PercentileUs(0.99)};
+    });
+  }
   for (int c : kConnections) {
     Row& row = report.Add("kv_put2m_c" + C(c),
                           "KV PUT 2 MiB, " + C(kv_opt.batch) + " blocks/req, c=" + C(c),

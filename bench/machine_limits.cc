@@ -196,4 +196,48 @@ TimedResult MeasureDurableFileWrites(const std::string& dir, uint64_t file_bytes
   return r;
 }
 
+TimedResult MeasureDurableAppends(const std::string& dir, uint64_t append_bytes, int concurrency,
+                                  double duration_s) {
+  namespace fs = std::filesystem;
+  constexpr uint64_t kFileBytes = 1ull << 30;
+  const std::string content(
+      SharedPattern().Slice(0, std::min<uint64_t>(append_bytes, Pattern::kMaxSlice)));
+  auto fail = [](const std::string& what) {
+    throw BenchError("durable append limit: " + what + ": " + std::strerror(errno));
+  };
+  struct Segment {
+    int fd = -1;
+    uint64_t size = 0;
+    std::string path;
+    ~Segment() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  fs::create_directories(dir);
+  TimedResult r = RunTimed(concurrency, duration_s, [&](int worker) -> Operation {
+    auto seg = std::make_shared<Segment>();
+    seg->path = dir + "/segment" + std::to_string(worker);
+    return [seg, append_bytes, &content, fail](uint64_t) {
+      if (seg->fd < 0 || seg->size >= kFileBytes) {
+        if (seg->fd >= 0) ::close(seg->fd);
+        ::unlink(seg->path.c_str());
+        seg->fd = ::open(seg->path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+        if (seg->fd < 0) fail("open " + seg->path);
+        seg->size = 0;
+      }
+      for (uint64_t left = append_bytes; left > 0;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, content.size()));
+        ssize_t w = ::write(seg->fd, content.data(), n);
+        if (w <= 0) fail("write " + seg->path);
+        left -= static_cast<uint64_t>(w);
+      }
+      seg->size += append_bytes;
+      if (::fdatasync(seg->fd) != 0) fail("fdatasync " + seg->path);
+    };
+  });
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return r;
+}
+
 }  // namespace strata::bench

@@ -33,5 +33,10 @@ double MeasureMd5BytesPerSecond(double duration_s);
 // next. Bytes per second made durable. The files are removed afterwards.
 TimedResult MeasureDurableFileWrites(const std::string& dir, uint64_t file_bytes,
                                      int concurrency, double duration_s);
+// The best any durable layout can do on that filesystem: each worker appends
+// `append_bytes` to a file of its own and fdatasyncs it (one op per append;
+// a new file every 1 GiB, the old one removed).
+TimedResult MeasureDurableAppends(const std::string& dir, uint64_t append_bytes, int concurrency,
+                                  double duration_s);
 
 }  // namespace strata::bench

@@ -1,10 +1,12 @@
 #include "kvcache/server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <utility>
 
 #include "common/log.h"
+#include "kvcache/commit_pool.h"
 #include "kvcache/conn_pool.h"
 
 namespace strata::kvcache {
@@ -65,6 +67,8 @@ Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
   s->ctx_.throttle = s->throttle_.get();
   s->ctx_.options = std::move(options);
   s->listener_ = std::move(listener);
+  s->commits_ = std::make_unique<CommitPool>(std::max(0, s->ctx_.options.commit_threads));
+  s->ctx_.commits = s->commits_.get();  // commits inline until its threads start (last)
   s->pool_ = std::make_unique<ConnectionPool>(&s->ctx_);
   RETURN_IF_ERROR(s->pool_->Start());  // on failure ~Server stops what did start
   const ThreadFactory& make = s->ctx_.options.thread_factory;
@@ -74,6 +78,7 @@ Result<std::unique_ptr<Server>> Server::Start(object::ObjectEngine* engine,
   } catch (const std::exception& e) {
     return Unavailable(std::string("kv: cannot start the server's threads: ") + e.what());
   }
+  s->commits_->Start(make);
   return s;
 }
 
@@ -212,6 +217,7 @@ void Server::Stop() {
   if (accept_thread_.joinable()) accept_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();
   if (pool_) pool_->Stop();
+  if (commits_) commits_->Stop();  // the sessions have waited for their commits
   SummarizeEvictions();  // the last interval's, while the audit trail still takes records
 }
 

@@ -32,6 +32,7 @@ class Meter;
 
 namespace strata::kvcache {
 
+class CommitPool;
 class ConnectionPool;
 
 // Makes a thread running fn; may throw (std::system_error) like std::thread.
@@ -71,6 +72,9 @@ struct ServerOptions {
 
   // Connections (docs/formats/kv-protocol.md, "Connections").
   int worker_threads = 32;
+  // Threads making PUT blocks durable while their sessions read the next
+  // block (commit_pool.h); 0: each block is committed before the next is read.
+  int commit_threads = 8;
   size_t max_connections = 4096;             // beyond: accepted and closed at once
   size_t max_connections_per_address = 512;  // from one source address
   uint32_t auth_timeout_ms = 10'000;         // accept to a successful AUTH
@@ -112,6 +116,7 @@ struct ServerContext {
   auth::SecretLookup secrets;
   NamespaceRegistry* registry = nullptr;
   AuthThrottle* throttle = nullptr;
+  CommitPool* commits = nullptr;
   ServerOptions options;
   uint64_t NowNs() const { return options.clock_ns(); }
   bool IsOperator(std::string_view access_key) const {
@@ -182,6 +187,7 @@ class Server {
   std::unique_ptr<AuthThrottle> throttle_;
   ServerContext ctx_;
   std::unique_ptr<Listener> listener_;
+  std::unique_ptr<CommitPool> commits_;  // stopped after the sessions that use it
   std::unique_ptr<ConnectionPool> pool_;
   std::thread accept_thread_, sweep_thread_;
   std::mutex mu_;

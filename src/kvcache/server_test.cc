@@ -229,6 +229,70 @@ TEST_F(KvServerTest, IncompletePutIsNeverVisible) {
   EXPECT_EQ(c->GetAll(ns, Key('a', 0)), Pattern(200000, 2));
 }
 
+// A PUT frame's blocks are committed on the commit pool while the next one
+// arrives (commit_pool.h): the reply still gives each block its own status,
+// a key twice in one frame is stored once (the first), and a connection that
+// dies mid-frame leaves the blocks before the broken one stored and indexed.
+TEST_F(KvServerTest, FramesOfManyBlocksCommitEachBlockOnce) {
+  constexpr size_t kBlock = 256 * 1024;  // file-backed: a data file synced per block
+  auto d = Descriptor(kBlock);
+  auto c = Authed();
+  uint64_t ns = c->Open(d);
+  std::vector<Client::Block> blocks;
+  for (int i = 0; i < 20; ++i) blocks.push_back({Key('m', i), "", Pattern(kBlock, i)});  // > 16 in flight
+  blocks[7].crc32c = 0x1234u;                                      // arrives damaged
+  blocks.push_back({Key('m', 3), "", Pattern(kBlock, 99)});         // the same key again
+  std::vector<WireStatus> want(21, WireStatus::kOk);
+  want[7] = WireStatus::kBadChecksum;
+  want[20] = WireStatus::kExists;
+  EXPECT_EQ(c->Put(ns, blocks), want);
+  for (int i = 0; i < 20; ++i) {
+    if (i == 7) continue;
+    EXPECT_EQ(c->GetAll(ns, Key('m', i)), Pattern(kBlock, i)) << i;
+  }
+  EXPECT_EQ(c->Lookup(ns, {Key('m', 7)}), 0u);
+  EXPECT_EQ(ObjectCount(d), 19u);
+
+  // The connection dies in the third block of a frame.
+  std::vector<Client::Block> more;
+  for (int i = 0; i < 4; ++i) more.push_back({Key('n', i), "", Pattern(kBlock, 50 + i)});
+  std::string payload = c->PutPayload(ns, more);
+  const size_t head = payload.size() - 4 * kBlock;
+  {
+    auto dying = Authed();
+    uint64_t dns = dying->Open(d);
+    ASSERT_EQ(dns, ns);  // the first handle of each connection
+    std::string frame = FrameBytes(Op::kPut, 1, payload.substr(0, head + 2 * kBlock + 100),
+                                   payload.size());
+    ASSERT_TRUE(dying->conn()->WriteAll(std::string_view(frame)).ok());
+  }
+  bool indexed = false;
+  for (int i = 0; i < 200 && !indexed; ++i) {  // the server notices the close asynchronously
+    indexed = c->Lookup(ns, {Key('n', 0), Key('n', 1)}) == 2;
+    if (!indexed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(indexed);
+  EXPECT_EQ(c->GetAll(ns, Key('n', 1)), Pattern(kBlock, 51));
+  EXPECT_EQ(c->Lookup(ns, {Key('n', 2)}), 0u);
+  EXPECT_EQ(ObjectCount(d), 21u);
+}
+
+// Without commit threads (none configured, or none could be made) every
+// block is committed before the next is read; the results are the same.
+TEST_F(KvServerTest, PutWithoutCommitThreads) {
+  server_.reset();
+  options_.commit_threads = 0;
+  StartServer();
+  auto c = Authed();
+  uint64_t ns = c->Open(Descriptor(4096));
+  auto st = c->Put(ns, {{Key('z', 0), "", Pattern(4096, 1)},
+                        {Key('z', 1), Key('z', 0), Pattern(4096, 2)},
+                        {Key('z', 0), "", Pattern(4096, 3)}});
+  EXPECT_EQ(st, (std::vector<WireStatus>{WireStatus::kOk, WireStatus::kOk, WireStatus::kExists}));
+  EXPECT_EQ(c->GetAll(ns, Key('z', 0)), Pattern(4096, 1));
+  EXPECT_EQ(c->Lookup(ns, {Key('z', 0), Key('z', 1)}), 2u);
+}
+
 TEST_F(KvServerTest, GetRangesAndStats) {
   auto c = Authed();
   constexpr size_t kBlock = 200000;

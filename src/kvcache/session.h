@@ -7,6 +7,8 @@
 // Internal to the server.
 #pragma once
 
+#include <deque>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,10 +95,25 @@ class Session {
   void HandleStats(const proto::FrameHeader& h, std::string_view payload);
   void HandlePin(const proto::FrameHeader& h, std::string_view payload, bool pin);
 
-  // Stores one PUT item whose bytes come next on the wire; a non-OK Status
-  // means the connection failed (the block was aborted, never visible).
-  Result<WireStatus> PutOne(Namespace* ns, const proto::PutItem& item);
-  Result<WireStatus> WriteBlock(Namespace* ns, const proto::PutItem& item);
+  // PUT. A block received and being committed on the commit pool.
+  struct PendingPut {
+    size_t index;  // its item's place in the frame
+    const proto::PutItem* item;
+    std::future<WireStatus> done;
+  };
+  // Commits one session may have in flight (bounds its open data files).
+  static constexpr size_t kMaxCommitsInFlight = 16;
+  // Takes in item `index`, whose bytes come next on the wire: sets its status,
+  // or queues its commit in *pending. A non-OK Status means the connection
+  // failed (the block was aborted, never visible).
+  Status PutOne(Namespace* ns, size_t index, const proto::PutItem& item,
+                std::deque<PendingPut>* pending, std::vector<WireStatus>* statuses);
+  Result<WireStatus> ReceiveBlock(Namespace* ns, const proto::PutItem& item,
+                                  std::unique_ptr<object::ObjectWriter>* writer);
+  // Waits for a pending commit and records its outcome.
+  void FinishPut(Namespace* ns, PendingPut& p, std::vector<WireStatus>* statuses);
+  // Gives back an item's reserved bytes; a stored block enters the index.
+  void ReleaseReservation(Namespace* ns, const proto::PutItem& item, bool stored);
   Namespace* Lookup(uint64_t handle) const;
   // The namespace of a decoded request's handle; on failure it has already
   // replied (INVALID when !decoded, NOT_FOUND for an unknown handle): null.

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <memory>
 
 #include "common/checksum.h"
 #include "common/encoding.h"
 #include "common/log.h"
+#include "energy/meter.h"
+#include "kvcache/commit_pool.h"
 #include "kvcache/session.h"
 
 namespace strata::kvcache {
@@ -224,18 +228,36 @@ Status Session::HandlePut(const FrameHeader& h) {
     Reply(h, ns == nullptr ? WireStatus::kNotFound : WireStatus::kDenied);
     return Status::OK();
   }
-  std::vector<WireStatus> statuses;
-  statuses.reserve(req.items.size());
-  for (const proto::PutItem& item : req.items) {
-    ASSIGN_OR_RETURN(WireStatus st, PutOne(ns, item));
-    statuses.push_back(st);
+  // Each block's commit (its sync and metadata batch) runs on the commit pool
+  // while the next block is read; the reply waits for all of them.
+  std::vector<WireStatus> statuses(req.items.size(), WireStatus::kOk);
+  std::deque<PendingPut> pending;
+  Status failed;
+  for (size_t i = 0; i < req.items.size() && failed.ok(); ++i) {
+    if (pending.size() >= kMaxCommitsInFlight) {
+      FinishPut(ns, pending.front(), &statuses);
+      pending.pop_front();
+    }
+    failed = PutOne(ns, i, req.items[i], &pending, &statuses);
   }
+  // Also when the connection failed mid-frame: what was committed is stored
+  // and must be in the index (the client learns of it by LOOKUP).
+  for (PendingPut& p : pending) FinishPut(ns, p, &statuses);
+  RETURN_IF_ERROR(failed);
   Reply(h, WireStatus::kOk, proto::EncodeStatusList(statuses));
   return Status::OK();
 }
 
-Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
-  WireStatus st = WireStatus::kOk;
+Status Session::PutOne(Namespace* ns, size_t index, const proto::PutItem& item,
+                       std::deque<PendingPut>* pending, std::vector<WireStatus>* statuses) {
+  WireStatus& st = (*statuses)[index];
+  // A key twice in one frame: the first one is stored (as if one after the other).
+  for (const PendingPut& p : *pending) {
+    if (p.item->key == item.key) {
+      st = WireStatus::kExists;
+      return Skip(item.length);
+    }
+  }
   std::vector<std::string> evicted;
   uint64_t freed = 0;
   {
@@ -258,28 +280,65 @@ Result<WireStatus> Session::PutOne(Namespace* ns, const proto::PutItem& item) {
     freed = before - ns->index.bytes();  // only eviction shrinks it here
   }
   DeleteBlocks(ctx_->engine, ns, evicted, Removal::kQuota, freed);
-  if (st != WireStatus::kOk) {
-    RETURN_IF_ERROR(Skip(item.length));
-    return st;
+  if (st != WireStatus::kOk) return Skip(item.length);
+  std::unique_ptr<object::ObjectWriter> writer;
+  Result<WireStatus> received = ReceiveBlock(ns, item, &writer);
+  if (!received.ok() || *received != WireStatus::kOk) {
+    if (received.ok()) st = *received;
+    ReleaseReservation(ns, item, false);
+    return received.status();
   }
-  Result<WireStatus> written = WriteBlock(ns, item);
+  // Committed on the pool: the writer moves there (shared, as std::function
+  // must be copyable); the result comes back through the promise.
+  auto done = std::make_shared<std::promise<WireStatus>>();
+  pending->push_back(PendingPut{index, &item, done->get_future()});
+  std::shared_ptr<object::ObjectWriter> w(std::move(writer));
+  ctx_->commits->Submit([w, done, bucket = ns->bucket(), meter = ctx_->options.energy] {
+    const double cpu = meter ? energy::ThreadCpuSeconds() : 0;
+    auto committed = w->Commit([](const std::optional<object::ObjectRecord>& current) {
+      return current ? AlreadyExists("block exists") : Status::OK();
+    });
+    if (meter) {  // the commit's CPU is the namespace's too (its bytes were counted by the PUT)
+      meter->Record({{energy::WorkloadKind::kKvNamespace, bucket}},
+                    energy::ThreadCpuSeconds() - cpu, 0);
+    }
+    if (committed.ok()) {
+      done->set_value(WireStatus::kOk);
+    } else if (committed.status().code() == Code::kAlreadyExists) {
+      done->set_value(WireStatus::kExists);
+    } else {
+      STRATA_LOG("kv: put %s: %s", bucket.c_str(), committed.status().ToString().c_str());
+      done->set_value(StorageStatus(committed.status()));
+    }
+  });
+  return Status::OK();
+}
+
+void Session::FinishPut(Namespace* ns, PendingPut& p, std::vector<WireStatus>* statuses) {
+  const WireStatus st = p.done.get();
+  (*statuses)[p.index] = st;
+  ReleaseReservation(ns, *p.item, st == WireStatus::kOk);
+}
+
+void Session::ReleaseReservation(Namespace* ns, const proto::PutItem& item, bool stored) {
   std::lock_guard<std::mutex> lock(ns->mu);
   ns->reserved_bytes -= item.length;
-  if (written.ok() && *written == WireStatus::kOk && !ns->index.Find(item.key)) {
+  if (stored && !ns->index.Find(item.key)) {
     ns->index.Insert(item.key, item.parent, item.length, ctx_->NowNs(), item.crc32c,
                      !item.meta.empty());
     ns->events.Add(proto::EventKind::kStored, item.key, item.parent);
   }
   ctx_->registry->ReleaseTotal(item.length);  // committed bytes now count in the index
-  return written;
 }
 
-// Streams the block into a new object version and commits it only if the key
-// is still absent and its bytes match the CRC32C the client sent. Until the
-// commit the object is invisible (to S3 as well); if the connection fails
-// mid-block the writer is destroyed, which aborts it. No MD5 is computed: the
-// block's ETag is "<8 hex of its CRC32C>-1" (kv-protocol.md).
-Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item) {
+// Streams the block into a new object version, ready to be committed only if
+// the key is still absent, once its bytes match the CRC32C the client sent
+// (kOk and *writer set). Until the commit the object is invisible (to S3 as
+// well); a writer destroyed uncommitted aborts (its data file is removed). No
+// MD5 is computed: the block's ETag is "<8 hex of its CRC32C>-1"
+// (kv-protocol.md). A non-OK Status: the connection failed.
+Result<WireStatus> Session::ReceiveBlock(Namespace* ns, const proto::PutItem& item,
+                                         std::unique_ptr<object::ObjectWriter>* writer) {
   object::ObjectHeaders headers;
   headers.content_type = "application/octet-stream";
   if (!item.parent.empty()) {
@@ -290,13 +349,14 @@ Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item
   }
   object::WriteOptions options;
   options.md5 = false;
-  auto writer =
+  auto made =
       ctx_->engine->NewWriter(ns->bucket(), ns->ObjectKey(item.key), headers, std::move(options));
-  if (!writer.ok()) {
-    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), writer.status().ToString().c_str());
+  if (!made.ok()) {
+    STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), made.status().ToString().c_str());
     RETURN_IF_ERROR(Skip(item.length));
-    return StorageStatus(writer.status());
+    return StorageStatus(made.status());
   }
+  std::unique_ptr<object::ObjectWriter>& w = *made;
   uint32_t crc = 0;
   Status write_status;
   uint64_t left = item.length;
@@ -305,35 +365,30 @@ Result<WireStatus> Session::WriteBlock(Namespace* ns, const proto::PutItem& item
     left -= v.size();
     if (!write_status.ok()) continue;  // drain the rest of the block
     crc = Crc32cExtend(crc, v.data(), v.size());
-    write_status = (*writer)->Append(v);
+    write_status = w->Append(v);
   }
   if (!write_status.ok()) {
     STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), write_status.ToString().c_str());
-    (*writer)->Abort();
+    w->Abort();
     return StorageStatus(write_status) == WireStatus::kTooLarge ? WireStatus::kTooLarge
                                                                 : WireStatus::kUnavailable;
   }
   if (crc != item.crc32c) {
     STRATA_LOG("kv: put %s: block %s arrived with CRC32C %08x, the client sent %08x",
                ns->bucket().c_str(), HexEncode(item.key).c_str(), crc, item.crc32c);
-    (*writer)->Abort();
+    w->Abort();
     return WireStatus::kBadChecksum;
   }
   // Stored as the object's CRC32C additional checksum (big-endian, as S3
   // spells it), so S3 readers can verify it too.
   const char be[4] = {static_cast<char>(crc >> 24), static_cast<char>(crc >> 16),
                       static_cast<char>(crc >> 8), static_cast<char>(crc)};
-  (*writer)->SetChecksum("CRC32C", Base64Encode(std::string_view(be, 4)), "FULL_OBJECT");
+  w->SetChecksum("CRC32C", Base64Encode(std::string_view(be, 4)), "FULL_OBJECT");
   char etag[16];
   std::snprintf(etag, sizeof(etag), "%08x-1", crc);
-  (*writer)->SetEtag(etag);
-  auto committed = (*writer)->Commit([](const std::optional<object::ObjectRecord>& current) {
-    return current ? AlreadyExists("block exists") : Status::OK();
-  });
-  if (committed.ok()) return WireStatus::kOk;
-  if (committed.status().code() == Code::kAlreadyExists) return WireStatus::kExists;
-  STRATA_LOG("kv: put %s: %s", ns->bucket().c_str(), committed.status().ToString().c_str());
-  return StorageStatus(committed.status());
+  w->SetEtag(etag);
+  *writer = std::move(w);
+  return WireStatus::kOk;
 }
 
 // ---- DELETE, PIN, UNPIN --------------------------------------------------------
