@@ -21,6 +21,10 @@ strata and into a local directory on the same file system, and then reads it bac
                checked against the generator; requests over 1 s counted
   modelexpress a ModelExpress / NIXL-shaped reader: 64 KiB header probes, then every 8 MiB
                range at once with up to --mx-in-flight requests in flight
+  loader KV    the same loader over the KV protocol (strata-kv://, strata.loader_kv): the
+               same shards stored as blocks of a KV namespace, each 8 MiB range one KV GET
+               into its slice of the group buffer (needs the strata_kv module built next to
+               the --strata binary: BUILD/client/python)
 
 Warm: the data in the page cache (a read before the timed runs). Cold (root only): the page
 cache dropped before each run (local and loader). Prints GB/s per case and the ratios the
@@ -321,9 +325,11 @@ def main():
     if a.smoke:
         a.size_mib, a.shards, a.runs, a.runai_workers, a.mx_in_flight = 48, 3, 1, "8,64", 64
     os.environ["STRATA_BIN"] = os.path.abspath(a.strata)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(a.strata)), "client", "python"))
     work = tempfile.mkdtemp(prefix="strata-loadbench-")
+    a.kv_port = harness.free_port()
     server = harness.Server(data_dir=os.path.join(work, "data"),
-                            extra_args=["--kv-listen", "off"]).start()
+                            extra_args=["--kv-listen", f"127.0.0.1:{a.kv_port}"]).start()
     try:
         run(a, server, work)
     finally:
@@ -367,12 +373,14 @@ def run(a, server, work):
     paths = [os.path.join(local_dir, k) for k in shards]
     kw = dict(endpoint_url=server.endpoint, access_key=harness.ACCESS_KEY,
               secret_key=harness.SECRET_KEY)
+    kv_kw = dict(access_key=harness.ACCESS_KEY, secret_key=harness.SECRET_KEY)
     uri = f"s3://{bucket}/{prefix}"
     home = os.path.join(work, "home")
     os.makedirs(home)
     client = RangeClient(server.endpoint, _creds(), "us-east-1", stall_timeout=1.0)
     runai_workers = [int(x) for x in a.runai_workers.split(",")]
 
+    kv_uri = store_in_kv(a, files, shards)
     print(f"checkpoint: {a.shards} shards, {total / 1e9:.3f} GB; {a.runs} runs per case, "
           f"interleaved; strata {a.strata}; {os.cpu_count()} CPUs", flush=True)
     read_local(paths)  # warm the page cache, and strata's data files
@@ -383,6 +391,8 @@ def run(a, server, work):
         "local pread x8 (warm)": lambda: timed(total, lambda: read_local(paths)),
         f"loader {a.in_flight} in flight (warm)": lambda: timed(
             total, lambda: read_loader(uri, kw, a.tensors, a.in_flight)),
+        **({f"loader over KV {a.in_flight} in flight (warm)": lambda: timed(
+            total, lambda: read_loader(kv_uri, kv_kw, a.tensors, a.in_flight))} if kv_uri else {}),
         "boto3 download_fileobj defaults": lambda: timed(total, lambda: read_boto3(server, bucket, keys)),
         "aws s3 cp --recursive": lambda: timed(total, lambda: read_awscli(server, bucket, prefix, home)),
     }
@@ -428,12 +438,33 @@ def run(a, server, work):
     print(f"  loader warm / boto3 defaults         {ld / med['boto3 download_fileobj defaults']:6.2f} x   (>= 3 x)")
     print(f"  loader warm / aws s3 cp              {ld / med['aws s3 cp --recursive']:6.2f} x")
     print(f"  loader warm / local pread warm       {100 * ld / med['local pread x8 (warm)']:6.1f} %")
+    if kv_uri:
+        lk = med[f"loader over KV {a.in_flight} in flight (warm)"]
+        print(f"  loader over KV / over HTTP, warm     {lk / ld:6.2f} x")
+        print(f"  loader over KV warm / loopback TCP   {100 * lk / lb:6.1f} %")
     if cold:
         c = med[f"loader {a.in_flight} in flight (cold)"] / med["local pread x8 (cold)"]
         print(f"  loader cold / local pread cold       {100 * c:6.1f} %   (>= 90 %)")
     else:
         print("  cold: not measured (needs root to drop the page cache)")
     client.close()
+
+
+def store_in_kv(a, files, shards):
+    """The same shard files as blocks of a KV namespace (strata.loader_kv's layout); the
+    strata-kv:// URI, or None when the strata_kv module is not built."""
+    try:
+        from strata import loader_kv
+    except ImportError as e:
+        print(f"loader over KV: skipped ({e})", flush=True)
+        return None
+    import json
+    index = files.get(L.INDEX_NAME)
+    weight_map = json.loads(index)["weight_map"] if index else None
+    uri = f"strata-kv://127.0.0.1:{a.kv_port}/bench-{os.getpid()}"
+    loader_kv.save([[memoryview(files[k])] for k in shards], shards, weight_map, uri,
+                   harness.ACCESS_KEY, harness.SECRET_KEY)
+    return uri
 
 
 def _creds():

@@ -145,13 +145,13 @@ class LoaderTest(unittest.TestCase):
         self.s3.create_bucket(Bucket=b)
         L.save_safetensors({"w": torch.ones(1000)}, f"s3://{b}/x.safetensors", **self.kw())
         loader = L.Loader(f"s3://{b}/x.safetensors", **self.kw())
-        real = loader._ep.ranges.get_range
+        real = loader._src._ep.ranges.get_range
 
         def flipping(*a, **k):
             r = real(*a, **k)
             a[3][10] ^= 0x01  # the destination buffer: as if a byte flipped in transit
             return r
-        loader._ep.ranges.get_range = flipping
+        loader._src._ep.ranges.get_range = flipping
         with self.assertRaises(L.ChecksumMismatch):
             loader.load()
         loader.close()
@@ -165,14 +165,14 @@ class LoaderTest(unittest.TestCase):
         other, _ = gen.checkpoint(1, 8, seed=8, shape=(256, 256))  # same layout, other bytes
         loader = L.Loader(f"s3://{b}/model.safetensors", max_in_flight=1, range_bytes=64 << 10,
                           group_bytes=256 << 10, **self.kw())
-        real, calls = loader._ep.ranges.get_range, [0]
+        real, calls = loader._src._ep.ranges.get_range, [0]
 
         def overwriting(*a, **k):
             calls[0] += 1
             if calls[0] == 3:  # between two ranges of one load
                 self.s3.put_object(Bucket=b, Key="model.safetensors", Body=other["model.safetensors"])
             return real(*a, **k)
-        loader._ep.ranges.get_range = overwriting
+        loader._src._ep.ranges.get_range = overwriting
         return loader, expect
 
     def test_an_overwrite_mid_load_fails_an_unversioned_load(self):
@@ -199,14 +199,14 @@ class LoaderTest(unittest.TestCase):
         loader = L.Loader("s3://killed/model.safetensors", endpoint_url=server.endpoint,
                           access_key=ACCESS_KEY, secret_key=SECRET_KEY, max_in_flight=2,
                           range_bytes=64 << 10, retries=2, verify=False)
-        real, calls = loader._ep.ranges.get_range, [0]
+        real, calls = loader._src._ep.ranges.get_range, [0]
 
         def killing(*a, **k):
             calls[0] += 1
             if calls[0] == 4:
                 server.kill()
             return real(*a, **k)
-        loader._ep.ranges.get_range = killing
+        loader._src._ep.ranges.get_range = killing
         got = None
         with self.assertRaisesRegex(L.LoadError, "gave up after 3 tries"):
             got = loader.load()
