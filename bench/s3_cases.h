@@ -39,6 +39,7 @@ struct CaseOptions {
   uint64_t ec_bytes = 256ull << 20;  // object size of the erasure-coding group (ec_cases.h)
   int version_keys = 2000;   // keys of the versions group's listing buckets
   int version_depth = 100;   // versions per key of the deep one
+  int mixed_max_connections = 8192;  // the mixed group's largest count of open connections
 };
 
 // Helpers shared by the S3 case groups (s3_cases.cc, ec_cases.cc).
@@ -103,6 +104,8 @@ FeatureRows MeasureFeatureCost(const CaseOptions& opt, Report& report, const Fea
 // a server counting every read against one with --advisor off, runs
 // interleaved (issue 18: >= 97 %).
 void RunAdvisorOverhead(const CaseOptions& opt, const std::string& binary, Report& report);
+// Tail isolation and connection scale (issue 17), on a server of its own (mixed_cases.cc).
+void RunMixed(const CaseOptions& opt, const std::string& binary, Report& report);
 // Large object: one stream, and `large_streams` multipart parts / ranges.
 void RunLargePut(const CaseOptions& opt, const Target& target, Report& report);
 void RunLargeGet(const CaseOptions& opt, const Target& target, Report& report);

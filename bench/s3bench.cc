@@ -55,7 +55,8 @@ namespace {
 
 const std::set<std::string> kAllCases = {"loopback",  "rr",        "md5",  "put4k", "get4k",
                                          "put_large", "get_large", "list", "versions", "access", "sse", "ec",
-                                         "kv",        "kv_index", "audit", "advisor", "notify", "metrics"};
+                                         "kv",        "kv_index", "audit", "advisor", "notify", "metrics",
+                                         "mixed"};
 const std::set<std::string> kS3Cases = {"put4k", "get4k",    "put_large", "get_large",
                                         "list",  "versions", "access", "sse"};
 
@@ -96,6 +97,7 @@ void ApplySmokeDefaults(Options& opt) {
   opt.s3.version_depth = 10;
   opt.kv.get_blocks = 16;
   opt.kv.small_blocks = 100;
+  opt.s3.mixed_max_connections = 256;
 }
 
 // Parses the flags (CLI11); --help or a bad line ends the program here (exit 0 or 2).
@@ -143,7 +145,7 @@ Options ParseOptions(int argc, char** argv) {
                                }
                              },
                              "comma-separated subset of: limits (= loopback,rr,md5), put4k, "
-                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, advisor, notify, metrics, kv, "
+                             "get4k, put_large, get_large, list, versions, access, sse, ec, audit, advisor, notify, metrics, mixed, kv, "
                              "kv_index")
                           ->type_name("CASES");
   app.add_option("--kv-endpoint", opt.kv_endpoint,
@@ -337,6 +339,19 @@ void RunNotify(const Options& opt, Report& report) {
   RunS3Case("notify setup", report, [&] { RunNotifyOverhead(opt.s3, binary, report); });
 }
 
+// The mixed group: its own server; tail isolation and connection scale (mixed_cases.cc).
+void RunMixedGroup(const Options& opt, Report& report) {
+  if (!opt.cases.count("mixed")) return;
+  if (!opt.endpoint.empty()) {
+    Row& row = report.Add("mixed", "mixed group", Unit::kOpsPerSecond);
+    row.note = "n/a (starts its own server; not run with --endpoint)";
+    return;
+  }
+  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
+  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
+  RunS3Case("mixed setup", report, [&] { RunMixed(opt.s3, binary, report); });
+}
+
 // The metrics group: its own server, 10,000 buckets (smoke: 200), scrape time.
 void RunMetrics(const Options& opt, Report& report) {
   if (!opt.cases.count("metrics")) return;
@@ -433,6 +448,7 @@ int Main(int argc, char** argv) {
   RunAdvisor(opt, report);
   RunNotify(opt, report);
   RunMetrics(opt, report);
+  RunMixedGroup(opt, report);
   RunKv(opt, report);
   if (opt.cases.count("kv_index")) {
     RunS3Case("kv_index", report,
@@ -440,7 +456,7 @@ int Main(int argc, char** argv) {
   }
   if (NeedsServer(opt) || opt.cases.count("ec") || opt.cases.count("kv") ||
       opt.cases.count("audit") || opt.cases.count("advisor") || opt.cases.count("notify") ||
-      opt.cases.count("metrics")) {
+      opt.cases.count("metrics") || opt.cases.count("mixed")) {
     RunLimits(opt, report, /*after_s3=*/true);
   }
 
