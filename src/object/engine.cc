@@ -13,6 +13,7 @@
 #include "common/encoding.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/thread_priority.h"
 #include "crypto/chunk_cipher.h"
 #include "meta/keys.h"
 #include "object/lock.h"
@@ -81,6 +82,7 @@ struct ObjectWriter::Md5State {
   }
 
   void Run() {
+    LowerThisThreadPriority();  // bulk hashing: small requests go first on busy cores
     std::unique_lock lock(mu);
     while (true) {
       cv.wait(lock, [this] { return stop || !queue.empty(); });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/thread_priority.h"
 #include "object/engine.h"
 
 namespace strata::object {
@@ -94,6 +95,7 @@ Status ReadAhead::Fill(Piece& piece) {
 }
 
 void ReadAhead::Run() {
+  LowerThisThreadPriority();  // bulk bytes: small requests go first on busy cores
   while (true) {
     Piece piece;
     {

@@ -75,6 +75,9 @@ struct Config {
   std::string region = "us-east-1";
   bool sigv2 = true;  // --sigv2 on|off: accept AWS Signature Version 2 requests
   int workers = 64;
+  // Nice increment of bulk helper threads (a large GET's read-ahead, a large
+  // PUT's MD5): small requests go first on busy cores. 0: no change.
+  int bulk_nice = 10;
   // S3 listener limits (http::ServerOptions): open connections, idle keep-alive
   // time, whole-head deadline, minimum body rate after a 10 s grace (0: none).
   int max_connections = 8192;

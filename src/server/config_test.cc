@@ -112,6 +112,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.region, "us-east-1");
   EXPECT_TRUE(c.sigv2);
   EXPECT_EQ(c.workers, 64);
+  EXPECT_EQ(c.bulk_nice, 10);
   EXPECT_EQ(c.max_connections, 8192);
   EXPECT_EQ(c.idle_timeout_s, 60);
   EXPECT_EQ(c.header_timeout_s, 20);
@@ -206,6 +207,8 @@ TEST(ServerConfig, FlagForms) {
   EXPECT_TRUE(off.kv_listen_explicit);
   // Leading zeros are decimal (CLI11 alone would read "010" as octal).
   EXPECT_EQ(Parsed({"--workers", "010"}).workers, 10);
+  EXPECT_EQ(Parsed({"--bulk-nice", "0"}).bulk_nice, 0);
+  EXPECT_EQ(Parsed({"--bulk-nice", "19"}).bulk_nice, 19);
 }
 
 TEST(ServerConfig, BadValues) {
@@ -218,6 +221,8 @@ TEST(ServerConfig, BadValues) {
   EXPECT_CONTAINS(Refused({"--workers", "0x10"}), "--workers");
   EXPECT_CONTAINS(Refused({"--workers", "-1"}), "--workers");
   EXPECT_CONTAINS(Refused({"--kv-workers", "4097"}), "--kv-workers");
+  EXPECT_CONTAINS(Refused({"--bulk-nice", "20"}), "--bulk-nice");
+  EXPECT_CONTAINS(Refused({"--bulk-nice", "-1"}), "--bulk-nice");
   EXPECT_CONTAINS(Refused({"--kv-max-connections", "0"}), "--kv-max-connections");
   EXPECT_CONTAINS(Refused({"--kv-max-connections-per-ip", "1e3"}), "--kv-max-connections-per-ip");
   EXPECT_CONTAINS(Refused({"--kv-idle-timeout-s", "604801"}), "--kv-idle-timeout-s");

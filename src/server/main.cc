@@ -22,6 +22,7 @@
 #include "auth/identities.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_priority.h"
 #include "common/time_util.h"
 #include "http/server.h"
 #include "io/dirs.h"
@@ -365,6 +366,7 @@ int RunServer(const Config& cfg) {
   SetLogFormat(cfg.json_logs ? LogFormat::kJson : LogFormat::kText);
   RestrictFileModes(cfg);
   RaiseDescriptorLimit();
+  SetBulkNice(cfg.bulk_nice);
   auto opened = OpenStorage(cfg, true);
   if (auto* err = std::get_if<std::string>(&opened)) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
