@@ -287,83 +287,40 @@ void RunS3(const Options& opt, const Target& target, Report& report) {
   }
 }
 
-// The ec group: its own two servers (ec_cases.h).
-void RunEc(const Options& opt, Report& report) {
-  if (!opt.cases.count("ec")) return;
+// A group that starts its own servers from the strata binary: n/a with
+// --endpoint; `run` gets the binary's path.
+void RunOwnServerGroup(const Options& opt, Report& report, const char* name, Unit unit,
+                       const std::function<void(const std::string& binary)>& run) {
+  if (!opt.cases.count(name)) return;
   if (!opt.endpoint.empty()) {
-    Row& row = report.Add("ec", "ec group", Unit::kBytesPerSecond);
+    Row& row = report.Add(name, std::string(name) + " group", unit);
     row.note = "n/a (starts its own servers; not run with --endpoint)";
     return;
   }
   std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
   if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("ec setup", report, [&] { RunErasureCoding(opt.s3, binary, report); });
+  RunS3Case((std::string(name) + " setup").c_str(), report, [&] { run(binary); });
 }
 
-// The audit group: its own two servers, trail on and off (audit_cases.cc).
-void RunAudit(const Options& opt, Report& report) {
-  if (!opt.cases.count("audit")) return;
-  if (!opt.endpoint.empty()) {
-    Row& row = report.Add("audit", "audit group", Unit::kOpsPerSecond);
-    row.note = "n/a (starts its own servers; not run with --endpoint)";
-    return;
-  }
-  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
-  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("audit setup", report, [&] { RunAuditOverhead(opt.s3, binary, report); });
-}
-
-// The advisor group: its own two servers, statistics on and off (advisor_cases.cc).
-void RunAdvisor(const Options& opt, Report& report) {
-  if (!opt.cases.count("advisor")) return;
-  if (!opt.endpoint.empty()) {
-    Row& row = report.Add("advisor", "advisor group", Unit::kOpsPerSecond);
-    row.note = "n/a (starts its own servers; not run with --endpoint)";
-    return;
-  }
-  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
-  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("advisor setup", report, [&] { RunAdvisorOverhead(opt.s3, binary, report); });
-}
-
-// The notify group: its own three servers and a receiver (notify_cases.cc).
-void RunNotify(const Options& opt, Report& report) {
-  if (!opt.cases.count("notify")) return;
-  if (!opt.endpoint.empty()) {
-    Row& row = report.Add("notify", "notify group", Unit::kOpsPerSecond);
-    row.note = "n/a (starts its own servers; not run with --endpoint)";
-    return;
-  }
-  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
-  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("notify setup", report, [&] { RunNotifyOverhead(opt.s3, binary, report); });
-}
-
-// The mixed group: its own server; tail isolation and connection scale (mixed_cases.cc).
-void RunMixedGroup(const Options& opt, Report& report) {
-  if (!opt.cases.count("mixed")) return;
-  if (!opt.endpoint.empty()) {
-    Row& row = report.Add("mixed", "mixed group", Unit::kOpsPerSecond);
-    row.note = "n/a (starts its own server; not run with --endpoint)";
-    return;
-  }
-  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
-  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("mixed setup", report, [&] { RunMixed(opt.s3, binary, report); });
-}
-
-// The metrics group: its own server, 10,000 buckets (smoke: 200), scrape time.
-void RunMetrics(const Options& opt, Report& report) {
-  if (!opt.cases.count("metrics")) return;
-  if (!opt.endpoint.empty()) {
-    Row& row = report.Add("metrics", "metrics group", Unit::kMilliseconds);
-    row.note = "n/a (starts its own server; not run with --endpoint)";
-    return;
-  }
-  std::string binary = opt.strata_binary.empty() ? FindStrataNextToSelf() : opt.strata_binary;
-  if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
-  RunS3Case("metrics setup", report,
-            [&] { RunMetricsScrape(opt.s3, binary, opt.smoke ? 200 : 10'000, report); });
+// The groups with servers of their own: ec (two: a 4+2 pool and one drive,
+// ec_cases.h), audit (trail on and off), advisor (statistics on and off),
+// notify (three servers and a receiver), metrics (10,000 buckets, smoke 200:
+// scrape time), mixed (tail isolation and connection scale, mixed_cases.cc).
+void RunOwnServerGroups(const Options& opt, Report& report) {
+  const CaseOptions& o = opt.s3;
+  RunOwnServerGroup(opt, report, "ec", Unit::kBytesPerSecond,
+                    [&](const std::string& b) { RunErasureCoding(o, b, report); });
+  RunOwnServerGroup(opt, report, "audit", Unit::kOpsPerSecond,
+                    [&](const std::string& b) { RunAuditOverhead(o, b, report); });
+  RunOwnServerGroup(opt, report, "advisor", Unit::kOpsPerSecond,
+                    [&](const std::string& b) { RunAdvisorOverhead(o, b, report); });
+  RunOwnServerGroup(opt, report, "notify", Unit::kOpsPerSecond,
+                    [&](const std::string& b) { RunNotifyOverhead(o, b, report); });
+  RunOwnServerGroup(opt, report, "metrics", Unit::kMilliseconds, [&](const std::string& b) {
+    RunMetricsScrape(o, b, opt.smoke ? 200 : 10'000, report);
+  });
+  RunOwnServerGroup(opt, report, "mixed", Unit::kOpsPerSecond,
+                    [&](const std::string& b) { RunMixed(o, b, report); });
 }
 
 // The kv group: its own server with a KV listener, or --endpoint + --kv-endpoint.
@@ -443,12 +400,7 @@ int Main(int argc, char** argv) {
   RunLimits(opt, report, /*after_s3=*/false);
   if (NeedsServer(opt)) RunS3(opt, target, report);
   server.reset();  // stop the server before the ec group and printing
-  RunEc(opt, report);
-  RunAudit(opt, report);
-  RunAdvisor(opt, report);
-  RunNotify(opt, report);
-  RunMetrics(opt, report);
-  RunMixedGroup(opt, report);
+  RunOwnServerGroups(opt, report);
   RunKv(opt, report);
   if (opt.cases.count("kv_index")) {
     RunS3Case("kv_index", report,

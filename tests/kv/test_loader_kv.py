@@ -123,7 +123,11 @@ class LoaderKvTest(kvtest.KvTestCase):
         # A complete checkpoint whose shard is then deleted (as eviction would).
         uri = self.uri()
         L.save_safetensors(state_of(files), uri, max_shard_bytes=1, **self.kw())
-        victim = L.Loader(uri, **self.kw())._src._kv.shard_keys()[0][0]
+        src = LK.KvSource(uri, **self.kw())
+        try:
+            victim = src.shard_keys()[0][0]
+        finally:
+            src.close()
         ns2 = conn.open_namespace(**LK.namespace_fields(uri.rsplit("/", 1)[1]))
         conn.delete(ns2, [LK.block_key(victim)])
         with self.assertRaisesRegex(L.LoadError, "not stored"):
