@@ -205,7 +205,9 @@ void PopulateListBucket(const CaseOptions& opt, const Target& target, const std:
   if (marker.status == 200 && marker.body == std::to_string(count)) return;
   PopulateKeys(target, bucket, count, opt.populate_concurrency, ListKey,
                [](int) { return std::string_view(); });
-  ExpectStatus(client->Send({"PUT", marker_path}, std::to_string(count)), 200,
+  // A new connection: the first one sat idle through the population (1M
+  // keys take minutes; the server closes idle keep-alive connections after 60 s).
+  ExpectStatus(target.NewClient()->Send({"PUT", marker_path}, std::to_string(count)), 200,
                "PUT populated marker");
 }
 

@@ -59,11 +59,17 @@ inline constexpr char kUsagePrefix = 'S';
 //   policy (JSON), "Xb" the executor's byte budget (BE64 day + BE64 bytes),
 //   "Xr" + id -> one recommendation (JSON)             -> see advisor/advisor.h
 inline constexpr char kAdvisorPrefix = 'X';
+// 'T' latest version: "T" + bucket + '\0' + key -> the record of the key's
+//   newest version when that is not a delete marker, without inline data;
+//   no entry when the key has no versions or its newest is a marker. Derived
+//   from the 'O' records in the same batches (object/latest_index.h); what
+//   ListObjects reads, densely, whatever the number of old versions.
+inline constexpr char kLatestPrefix = 'T';
 inline constexpr char kAllPrefixes[] = {kBucketPrefix,    kObjectPrefix, kIntentPrefix,
                                         kGarbagePrefix,   kMultipartPrefix, kPartPrefix,
                                         kConfigPrefix,    kIamPrefix,    kKmsPrefix,
                                         kLifecyclePrefix, kAuditPrefix,  kNotifyPrefix,
-                                        kUsagePrefix,     kAdvisorPrefix};
+                                        kUsagePrefix,     kAdvisorPrefix, kLatestPrefix};
 
 inline std::string UsageDeltaPrefix() { return std::string(1, kUsagePrefix) + "d"; }
 inline std::string UsageDeltaKey(std::string_view bucket, uint64_t seq) {
@@ -200,6 +206,22 @@ inline std::string StampVersionId(uint64_t stamp) {
   for (int i = 0; i < 16; ++i) out[i] = kHex[(inverted >> (60 - 4 * i)) & 0xF];
   return out;
 }
+
+// All latest-version entries of `bucket`; a key's entry is this + key.
+inline std::string LatestPrefix(std::string_view bucket) {
+  std::string k(1, kLatestPrefix);
+  k.append(bucket);
+  k.push_back('\0');
+  return k;
+}
+inline std::string LatestKey(std::string_view bucket, std::string_view key) {
+  std::string k = LatestPrefix(bucket);
+  k.append(key);
+  return k;
+}
+// Written (in 'C') once every key's 'T' entry exists: absent after an
+// upgrade or a rebuilt index, when the entries are made from the versions.
+inline std::string LatestIndexReadyKey() { return std::string(1, kConfigPrefix) + "latest-index"; }
 
 inline std::string IntentKey(std::string_view data_file_id) {
   std::string k(1, kIntentPrefix);

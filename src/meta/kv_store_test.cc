@@ -2,6 +2,7 @@
 #include "meta/mem_store.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -155,8 +156,83 @@ TEST_P(KvStoreTest, ConcurrentSyncedWritersAllVisible) {
   }
 }
 
+// The latest-version entries ('T') live in a column family of their own in
+// RocksDB; the store still reads as one ordered key space, one snapshot
+// across both, batches atomic across both, kept by a reopen and a checkpoint.
+TEST_P(KvStoreTest, LatestEntriesReadAsOneKeySpaceWithTheRest) {
+  WriteBatch w;
+  const std::vector<std::string> keys = {"O1", "S1", "T", "Ta\0k"s, "Tb\0j"s, "Tb\0k"s, "U1", "\xff"};
+  for (size_t i = keys.size(); i-- > 0;) w.Put(keys[i], "v" + std::to_string(i));
+  ASSERT_TRUE(store_->Write(w, /*sync=*/true).ok());
+  EXPECT_EQ(ScanFrom(""), keys);
+  EXPECT_EQ(ScanFrom("T"), std::vector<std::string>(keys.begin() + 2, keys.end()));
+  EXPECT_EQ(ScanFrom("Tb\0k"s), std::vector<std::string>(keys.begin() + 5, keys.end()));
+  EXPECT_EQ(ScanFrom("Tz"), std::vector<std::string>(keys.begin() + 6, keys.end()));
+  EXPECT_EQ(Get("Tb\0j"s), "v4");
+
+  auto before = store_->NewIterator();
+  WriteBatch d;
+  d.Delete("Ta\0k"s);
+  d.Delete("S1");
+  d.Put("Tc", "new");
+  ASSERT_TRUE(store_->Write(d, /*sync=*/false).ok());
+  std::vector<std::string> seen;
+  for (before->Seek(""); before->Valid(); before->Next()) seen.emplace_back(before->key());
+  EXPECT_EQ(seen, keys) << "an iterator reads both families as of its creation";
+  before.reset();  // it holds the database open
+  EXPECT_FALSE(Get("Ta\0k"s).has_value());
+  EXPECT_EQ(Get("Tc"), "new");
+
+  if (GetParam() != "rocksdb") return;
+  Reopen();
+  EXPECT_EQ(ScanFrom("T"), (std::vector<std::string>{"T", "Tb\0j"s, "Tb\0k"s, "Tc", "U1", "\xff"}));
+  const std::string copy = dir_ + "-checkpoint";
+  ASSERT_TRUE(store_->Checkpoint(copy).ok());
+  {
+    auto opened = OpenRocksDbStore(copy);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto got = (*opened)->Get("Tc");
+    ASSERT_TRUE(got.ok() && got->has_value());
+    EXPECT_EQ(**got, "new");
+  }
+  std::filesystem::remove_all(copy);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, KvStoreTest, ::testing::Values("rocksdb", "mem"),
                          [](const auto& info) { return info.param; });
+
+// A metadata store written before the "latest" column family existed (one
+// family only) opens, keeps its keys, and takes latest-version entries.
+TEST(RocksDbStoreTest, OpensAStoreWrittenBeforeTheLatestFamily) {
+  char tmpl[] = "/tmp/strata_kv_upgrade.XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, dir, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "Oold", "kept").ok());
+  }
+  for (int open = 0; open < 2; ++open) {
+    auto store = OpenRocksDbStore(dir);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto old = (*store)->Get("Oold");
+    ASSERT_TRUE(old.ok() && old->has_value());
+    EXPECT_EQ(**old, "kept");
+    if (open == 0) {
+      WriteBatch b;
+      b.Put("Tb\0k"s, "latest");
+      ASSERT_TRUE((*store)->Write(b, /*sync=*/true).ok());
+    } else {
+      auto t = (*store)->Get("Tb\0k"s);
+      ASSERT_TRUE(t.ok() && t->has_value());
+      EXPECT_EQ(**t, "latest");
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
 
 TEST(RocksDbStoreTest, OpenFailureIsAnError) {
   auto store = OpenRocksDbStore("/proc/strata-cannot-create-here");

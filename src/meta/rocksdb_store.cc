@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "meta/keys.h"
 #include "meta/kv_store.h"
@@ -49,32 +50,90 @@ Status FromRocks(const rocksdb::Status& s) {
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
-class RocksDbIterator : public KvIterator {
+// What NewIterator returns when RocksDB cannot make one: never valid, and
+// says why.
+class FailedIterator : public KvIterator {
  public:
-  // Holds the DB so an iterator can never outlive it.
-  RocksDbIterator(std::shared_ptr<rocksdb::DB> db, rocksdb::Iterator* it)
-      : db_(std::move(db)), it_(it) {}
-  ~RocksDbIterator() override { it_.reset(); }  // before db_, whatever the member order
-
-  void Seek(std::string_view key) override { it_->Seek(ToSlice(key)); }
-  bool Valid() const override { return it_->Valid(); }
-  void Next() override { it_->Next(); }
-  std::string_view key() const override { return ToView(it_->key()); }
-  std::string_view value() const override { return ToView(it_->value()); }
-  Status status() const override { return FromRocks(it_->status()); }
+  explicit FailedIterator(Status s) : s_(std::move(s)) {}
+  void Seek(std::string_view) override {}
+  bool Valid() const override { return false; }
+  void Next() override {}
+  std::string_view key() const override { return {}; }
+  std::string_view value() const override { return {}; }
+  Status status() const override { return s_; }
 
  private:
-  std::shared_ptr<rocksdb::DB> db_;
-  std::unique_ptr<rocksdb::Iterator> it_;
+  Status s_;
+};
+
+// The open database and its column families: "default" for every key but
+// the latest-version entries, "latest" for those (kLatestPrefix, keys.h).
+// Shared by the store and its iterators, so an iterator never outlives it.
+struct Db {
+  std::unique_ptr<rocksdb::DB> db;
+  rocksdb::ColumnFamilyHandle* latest = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // as opened: default, latest
+  ~Db() {
+    for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    db.reset();
+  }
+  rocksdb::ColumnFamilyHandle* For(std::string_view key) const {
+    return !key.empty() && key[0] == kLatestPrefix ? latest : db->DefaultColumnFamily();
+  }
+};
+
+// One ordered view of both column families, as of one moment (RocksDB's
+// NewIterators reads them at the same sequence number). Their keys never
+// interleave ('T' keys live only in "latest"), but the view merges by key
+// all the same.
+class RocksDbIterator : public KvIterator {
+ public:
+  RocksDbIterator(std::shared_ptr<Db> db, std::vector<rocksdb::Iterator*> its)
+      : db_(std::move(db)), main_(its[0]), latest_(its[1]) {}
+  ~RocksDbIterator() override {  // before db_, whatever the member order
+    main_.reset();
+    latest_.reset();
+  }
+
+  void Seek(std::string_view key) override {
+    main_->Seek(ToSlice(key));
+    latest_->Seek(ToSlice(key));
+    Pick();
+  }
+  bool Valid() const override { return current_ != nullptr; }
+  void Next() override {
+    current_->Next();
+    Pick();
+  }
+  std::string_view key() const override { return ToView(current_->key()); }
+  std::string_view value() const override { return ToView(current_->value()); }
+  Status status() const override {
+    if (!main_->status().ok()) return FromRocks(main_->status());
+    return FromRocks(latest_->status());
+  }
+
+ private:
+  void Pick() {
+    const bool a = main_->Valid(), b = latest_->Valid();
+    if (a && b) {
+      current_ = main_->key().compare(latest_->key()) <= 0 ? main_.get() : latest_.get();
+    } else {
+      current_ = a ? main_.get() : b ? latest_.get() : nullptr;
+    }
+  }
+
+  std::shared_ptr<Db> db_;
+  std::unique_ptr<rocksdb::Iterator> main_, latest_;
+  rocksdb::Iterator* current_ = nullptr;
 };
 
 class RocksDbStore : public KvStore {
  public:
-  explicit RocksDbStore(std::shared_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+  explicit RocksDbStore(std::shared_ptr<Db> db) : db_(std::move(db)) {}
 
   Result<std::optional<std::string>> Get(std::string_view key) override {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ToSlice(key), &value);
+    rocksdb::Status s = db_->db->Get(rocksdb::ReadOptions(), db_->For(key), ToSlice(key), &value);
     if (s.IsNotFound()) return std::optional<std::string>();
     if (!s.ok()) return FromRocks(s);
     return std::optional<std::string>(std::move(value));
@@ -83,8 +142,9 @@ class RocksDbStore : public KvStore {
   Status Write(const WriteBatch& batch, bool sync) override {
     rocksdb::WriteBatch wb;
     for (const WriteBatch::Op& op : batch.ops()) {
-      rocksdb::Status s =
-          op.is_delete ? wb.Delete(ToSlice(op.key)) : wb.Put(ToSlice(op.key), ToSlice(op.value));
+      rocksdb::ColumnFamilyHandle* cf = db_->For(op.key);
+      rocksdb::Status s = op.is_delete ? wb.Delete(cf, ToSlice(op.key))
+                                       : wb.Put(cf, ToSlice(op.key), ToSlice(op.value));
       if (!s.ok()) return FromRocks(s);
     }
     // Group commit comes from RocksDB itself: concurrent writers queue up, the
@@ -92,27 +152,31 @@ class RocksDbStore : public KvStore {
     // them asked for sync, syncs once for the group before waking them all.
     rocksdb::WriteOptions options;
     options.sync = sync;
-    return FromRocks(db_->Write(options, &wb));
+    return FromRocks(db_->db->Write(options, &wb));
   }
 
   std::unique_ptr<KvIterator> NewIterator() override {
-    // Without an explicit snapshot, a RocksDB iterator reads the state as of
-    // its creation: the consistent snapshot KvIterator promises.
-    return std::make_unique<RocksDbIterator>(db_, db_->NewIterator(rocksdb::ReadOptions()));
+    // Without an explicit snapshot, RocksDB's iterators read the state as of
+    // their creation: the consistent snapshot KvIterator promises, here
+    // across both column families.
+    std::vector<rocksdb::Iterator*> its;
+    rocksdb::Status s = db_->db->NewIterators(rocksdb::ReadOptions(), db_->handles, &its);
+    if (!s.ok()) return std::make_unique<FailedIterator>(FromRocks(s));
+    return std::make_unique<RocksDbIterator>(db_, std::move(its));
   }
 
   Status Checkpoint(const std::string& dir) override {
     // Hard links for immutable SST files where possible (same filesystem),
     // copies otherwise; the WAL is flushed into the copy first.
     rocksdb::Checkpoint* raw = nullptr;
-    rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+    rocksdb::Status s = rocksdb::Checkpoint::Create(db_->db.get(), &raw);
     if (!s.ok()) return FromRocks(s);
     std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
     return FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0));
   }
 
  private:
-  std::shared_ptr<rocksdb::DB> db_;
+  std::shared_ptr<Db> db_;
 };
 
 // Where the memtable keeps an insert hint (the last insert's position) per
@@ -167,11 +231,50 @@ rocksdb::Options MetadataOptions() {
 
 }  // namespace
 
+// The latest-version entries ('T') in their own column family, tuned for a
+// listing right after a burst of new versions (docs/performance.md
+// "Versioning", session 21):
+//  - a 1 MiB memtable: every new version of a key rewrites its entry, and a
+//    memtable keeps every rewrite until it is flushed, each one an entry a
+//    listing must step over; flushed, only the newest of each key remains;
+//  - levels sized to that memtable (RocksDB's rule of thumb: level 1 = memtable
+//    × level-0 files before a compaction), so compacting the small, often
+//    flushed level 0 never rewrites a large level 1;
+//  - no compression and no bloom filter, to keep those flushes and
+//    compactions cheap;
+//  - a listing steps over up to 64 hidden entries of a key with Next before
+//    it re-seeks (default 8): right after a burst a key has one per level-0
+//    file and a few in the memtable, and a re-seek costs more than that.
+constexpr char kLatestFamily[] = "latest";
+constexpr size_t kLatestWriteBuffer = 1 << 20;
+constexpr uint64_t kLatestSkips = 64;
+
 Result<std::unique_ptr<KvStore>> OpenRocksDbStore(const std::string& dir) {
+  rocksdb::Options options = MetadataOptions();
+  // A store written before the family existed gets it made on open.
+  options.create_missing_column_families = true;
+  rocksdb::ColumnFamilyOptions latest(options);
+  latest.write_buffer_size = kLatestWriteBuffer;
+  latest.max_sequential_skip_in_iterations = kLatestSkips;
+  latest.max_bytes_for_level_base = kLatestWriteBuffer * latest.level0_file_num_compaction_trigger;
+  latest.target_file_size_base = kLatestWriteBuffer;
+  // Small and rewritten often: no compression and no bloom filter (nothing
+  // looks a 'T' key up by itself), so its flushes and compactions cost little.
+  latest.compression = rocksdb::kNoCompression;
+  rocksdb::BlockBasedTableOptions table;
+  latest.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)},
+      {kLatestFamily, latest}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(MetadataOptions(), dir, &raw);
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(options), dir, families, &handles, &raw);
   if (!s.ok()) return FromRocks(s).WithContext(dir);
-  return std::unique_ptr<KvStore>(new RocksDbStore(std::shared_ptr<rocksdb::DB>(raw)));
+  auto db = std::make_shared<Db>();
+  db->db.reset(raw);
+  db->handles = std::move(handles);
+  db->latest = db->handles[1];
+  return std::unique_ptr<KvStore>(new RocksDbStore(std::move(db)));
 }
 
 }  // namespace strata::meta

@@ -16,6 +16,7 @@
 #include "common/thread_priority.h"
 #include "crypto/chunk_cipher.h"
 #include "meta/keys.h"
+#include "object/latest_index.h"
 #include "object/lock.h"
 
 namespace strata::object {
@@ -377,6 +378,8 @@ int ObjectReader::UnverifiedFd() const {
 ObjectEngine::ObjectEngine(std::vector<Pool> pools, meta::KvStore* kv)
     : pools_(std::move(pools)), kv_(kv) {}
 
+ObjectEngine::~ObjectEngine() = default;
+
 Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(storage::DataStore* data,
                                                          meta::KvStore* kv) {
   return Open(std::vector<Pool>{{"", data}}, kv);
@@ -392,6 +395,8 @@ Result<std::unique_ptr<ObjectEngine>> ObjectEngine::Open(std::vector<Pool> pools
     }
   }
   std::unique_ptr<ObjectEngine> engine(new ObjectEngine(std::move(pools), kv));
+  ASSIGN_OR_RETURN(engine->latest_, LatestIndex::Open(kv));
+  engine->kv_ = engine->latest_->store();
   RETURN_IF_ERROR(engine->Recover());
   return engine;
 }

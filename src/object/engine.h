@@ -41,6 +41,7 @@ namespace strata::object {
 inline constexpr size_t kMaxKeyBytes = 1024;
 
 class ObjectEngine;
+class LatestIndex;
 
 // A pool (tier, docs/tiers.md): a named data store. The engine's first pool
 // is its primary: it holds the records kept on the drives (bucket and upload
@@ -306,6 +307,7 @@ class ObjectEngine {
   static Result<std::unique_ptr<ObjectEngine>> Open(storage::DataStore* data, meta::KvStore* kv);
   // Several pools (names unique; the first is the primary, see Pool).
   static Result<std::unique_ptr<ObjectEngine>> Open(std::vector<Pool> pools, meta::KvStore* kv);
+  ~ObjectEngine();
   const std::vector<Pool>& pools() const { return pools_; }
   // The store of a pool as a record names it ("" = the first); nullptr if
   // no pool of that name is configured.
@@ -555,6 +557,9 @@ class ObjectEngine {
                           std::string_view trailer, bool intent);
 
   std::vector<Pool> pools_;
+  // Every metadata access goes through the latest-version index
+  // (object/latest_index.h), which wraps the store Open was given.
+  std::unique_ptr<LatestIndex> latest_;
   meta::KvStore* kv_;
   std::atomic<uint64_t> last_stamp_{0};
   std::array<std::mutex, 256> key_locks_;

@@ -1,8 +1,9 @@
 // ListObjects and ListVersions over the ordered metadata: range scans that
 // group keys by the delimiter and skip a whole common prefix with one Seek.
-// A key's versions sort newest first under it, so ListObjects reads the first
-// (latest) record of a key and then seeks past the rest (SkipRestOfKey): its
-// page latency does not grow with the number of old versions or delete markers.
+// ListObjects reads the latest-version entries ('T', object/latest_index.h),
+// one per listed key: its page latency does not grow with the number of old
+// versions or delete markers. ListVersions reads the versions themselves.
+#include <algorithm>
 #include <string>
 
 #include "meta/keys.h"
@@ -25,20 +26,6 @@ std::string PastVersions(const std::string& bucket_prefix, const std::string& ke
   k.push_back('\0');
   return k;
 }
-// Moves past the other versions of `key` (the iterator is on one of them):
-// one Next when it has no other (the common, unversioned case), then one
-// Seek over however many remain.
-void SkipRestOfKey(meta::KvIterator* it, const std::string& bucket_prefix,
-                   const std::string& key) {
-  it->Next();
-  if (!it->Valid()) return;
-  std::string_view raw = it->key();
-  const size_t key_end = bucket_prefix.size() + key.size();
-  if (raw.size() == key_end + 1 + meta::kStampBytes && raw.starts_with(bucket_prefix) &&
-      raw.substr(bucket_prefix.size(), key.size()) == key && raw[key_end] == '\0') {
-    it->Seek(PastVersions(bucket_prefix, key));
-  }
-}
 }  // namespace
 
 Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
@@ -48,36 +35,29 @@ Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
   ListResult result;
   if (params.max_keys <= 0) return result;
 
-  const std::string bucket_prefix = meta::ObjectPrefix(bucket);
+  // The latest-version entries: one per key whose newest version is not a
+  // delete marker, so every entry met is listed (object/latest_index.h).
+  const std::string bucket_prefix = meta::LatestPrefix(bucket);
   std::string start = params.prefix;
   if (params.start_after > start) start = params.start_after;
+  // A page's entries are built in place, never relocated.
+  result.objects.reserve(std::min(params.max_keys, 1000));
   auto it = kv_->NewIterator();
   it->Seek(bucket_prefix + start);
   int emitted = 0;
   while (it->Valid()) {
     std::string_view raw = it->key();
     if (!raw.starts_with(bucket_prefix)) break;
-    std::string parsed_bucket, key;
-    uint64_t stamp;
-    if (!meta::ParseObjectVersionKey(raw, &parsed_bucket, &key, &stamp)) {
-      return Corruption("bad object key in metadata");
-    }
+    std::string key(raw.substr(bucket_prefix.size()));
     if (!key.starts_with(params.prefix)) break;  // keys with the prefix are contiguous
     if (key <= params.start_after) {
-      SkipRestOfKey(it.get(), bucket_prefix, key);
-      continue;
-    }
-    auto rec = DecodeObjectRecord(it->value());
-    if (!rec) return Corruption("undecodable object record for " + key);
-    if (rec->delete_marker) {  // the key is deleted: nothing to list
-      SkipRestOfKey(it.get(), bucket_prefix, key);
+      it->Next();
       continue;
     }
     size_t pos = params.delimiter.empty()
                      ? std::string::npos
                      : key.find(params.delimiter, params.prefix.size());
     if (pos != std::string::npos) {
-      // A common prefix is listed for its first key that is not deleted.
       std::string common = key.substr(0, pos + params.delimiter.size());
       if (common > params.start_after) {
         if (emitted == params.max_keys) {
@@ -95,11 +75,12 @@ Result<ListResult> ObjectEngine::ListObjects(const std::string& bucket,
       result.is_truncated = true;
       break;
     }
-    rec->inline_data.clear();
-    result.objects.push_back({key, std::move(*rec)});
+    auto rec = DecodeListedRecord(it->value());
+    if (!rec) return Corruption("undecodable object record for " + key);
     result.last_emitted = key;
+    result.objects.push_back({std::move(key), std::move(*rec)});
     ++emitted;
-    SkipRestOfKey(it.get(), bucket_prefix, key);
+    it->Next();
   }
   RETURN_IF_ERROR(it->status());
   return result;

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "meta/keys.h"
+#include "object/latest_index.h"
 #include "object/record.h"
 
 namespace strata::object {
@@ -320,6 +321,9 @@ Result<RebuildReport> RebuildIndex(storage::DataStore& store, meta::KvStore& kv,
   }
   if (progress) progress(ids.size(), ids.size());
   RETURN_IF_ERROR(rebuilder.Write());
+  // The latest-version entries, from the versions just written: a rebuilt
+  // index is whole, listing included (object/latest_index.h).
+  RETURN_IF_ERROR(LatestIndex::Open(&kv).status());
   return report;
 }
 

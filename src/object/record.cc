@@ -310,7 +310,25 @@ std::string EncodeObjectRecord(const ObjectRecord& r) {
   return out;
 }
 
+namespace {
+std::optional<ObjectRecord> DecodeRecord(std::string_view in, bool listed);
+}  // namespace
+
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
+  return DecodeRecord(in, /*listed=*/false);
+}
+
+std::string EncodeListedRecord(ObjectRecord r) {
+  r.inline_data.clear();
+  return EncodeObjectRecord(r);
+}
+
+std::optional<ObjectRecord> DecodeListedRecord(std::string_view in) {
+  return DecodeRecord(in, /*listed=*/true);
+}
+
+namespace {
+std::optional<ObjectRecord> DecodeRecord(std::string_view in, bool listed) {
   if (in.empty() || in[0] < 1 || in[0] > kObjectFormat) return std::nullopt;
   const char format = in[0];
   const bool extended = format >= 2;
@@ -393,9 +411,10 @@ std::optional<ObjectRecord> DecodeObjectRecord(std::string_view in) {
   if (!in.empty()) return std::nullopt;
   // Inline data is stored as written: sealed chunks when encrypted.
   const uint64_t stored = r.sse.on() ? crypto::SealedSize(r.size_bytes) : r.size_bytes;
-  if (r.is_inline && r.inline_data.size() != stored) return std::nullopt;
+  if (r.is_inline && r.inline_data.size() != (listed ? 0 : stored)) return std::nullopt;
   return r;
 }
+}  // namespace
 
 std::string EncodeUploadRecord(const UploadRecord& r) {
   std::string out(1, kUploadFormat);

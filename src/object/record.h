@@ -293,6 +293,11 @@ std::string UploadMarkerId(const std::string& upload_id);
 
 std::string EncodeObjectRecord(const ObjectRecord& r);
 std::optional<ObjectRecord> DecodeObjectRecord(std::string_view data);
+// A record as the latest-version index keeps it (object/latest_index.h): the
+// version's record with its inline data left out (inline_data empty,
+// is_inline kept); for listing, never for reading the object.
+std::string EncodeListedRecord(ObjectRecord r);
+std::optional<ObjectRecord> DecodeListedRecord(std::string_view data);
 std::string EncodeUploadRecord(const UploadRecord& r);
 std::optional<UploadRecord> DecodeUploadRecord(std::string_view data);
 std::string EncodePartRecord(const PartRecord& r);

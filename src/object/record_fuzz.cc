@@ -34,7 +34,7 @@ void Check(std::string_view in, DecodeFn decode, EncodeFn encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view in(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 9) {
+  switch (data[0] % 10) {
     case 0: {
       Check(in, DecodeObjectRecord, EncodeObjectRecord);
       if (auto r = DecodeObjectRecord(in)) {
@@ -58,6 +58,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto v = ParseVersionId(in)) FUZZ_CHECK(v->null ? in == "null" : VersionIdOf(v->stamp) == in);
       break;
     case 8: Check(in, DecodeAclRecord, EncodeAclRecord); break;
+    case 9:
+      // A listed record (the latest-version index's) never carries inline
+      // data, and is never one an object could be read from.
+      Check(in, DecodeListedRecord, [](const ObjectRecord& r) { return EncodeListedRecord(r); });
+      if (auto r = DecodeListedRecord(in)) {
+        FUZZ_CHECK(r->inline_data.empty());
+        FUZZ_CHECK(!r->is_inline || r->size_bytes == 0 || !DecodeObjectRecord(in).has_value());
+      }
+      break;
   }
   return 0;
 }

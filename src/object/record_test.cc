@@ -335,3 +335,36 @@ TEST(RecordTest, VersionIdsSortNewestFirstAndParse) {
 
 }  // namespace
 }  // namespace strata::object
+
+namespace strata::object {
+namespace {
+
+// The latest-version index keeps records without their inline data: they
+// decode as listed records (size and the rest kept), never as records an
+// object could be read from; a full record is no listed one.
+TEST(RecordTest, ListedRecordsLeaveInlineDataOut) {
+  ObjectRecord r;
+  r.is_inline = true;
+  r.inline_data = std::string(1000, 'x');
+  r.size_bytes = 1000;
+  r.etag = "abc";
+  r.version_stamp = 7;
+  r.storage_class = "GLACIER";
+  const std::string listed = EncodeListedRecord(r);
+  EXPECT_LT(listed.size(), EncodeObjectRecord(r).size() - 900);
+  auto back = DecodeListedRecord(listed);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->size_bytes, 1000u);
+  EXPECT_EQ(back->etag, "abc");
+  EXPECT_EQ(back->storage_class, "GLACIER");
+  EXPECT_TRUE(back->inline_data.empty());
+  EXPECT_FALSE(DecodeObjectRecord(listed));
+  EXPECT_FALSE(DecodeListedRecord(EncodeObjectRecord(r)));
+  r.is_inline = false;
+  r.inline_data.clear();
+  r.file_id = std::string(32, 'a');
+  EXPECT_TRUE(DecodeListedRecord(EncodeListedRecord(r)));
+}
+
+}  // namespace
+}  // namespace strata::object
