@@ -160,6 +160,21 @@ TEST_P(KvStoreTest, ConcurrentSyncedWritersAllVisible) {
 // RocksDB; the store still reads as one ordered key space, one snapshot
 // across both, batches atomic across both, kept by a reopen and a checkpoint.
 TEST_P(KvStoreTest, LatestEntriesReadAsOneKeySpaceWithTheRest) {
+  // Either family empty: a scan from anywhere finds the other's keys.
+  Put("Tonly", "1");
+  EXPECT_EQ(ScanFrom(""), std::vector<std::string>{"Tonly"});
+  EXPECT_EQ(ScanFrom("A"), std::vector<std::string>{"Tonly"});
+  EXPECT_TRUE(ScanFrom("U").empty());
+  WriteBatch clear;
+  clear.Delete("Tonly");
+  clear.Put("Bonly", "1");
+  ASSERT_TRUE(store_->Write(clear, /*sync=*/false).ok());
+  EXPECT_EQ(ScanFrom("T"), std::vector<std::string>{});
+  EXPECT_EQ(ScanFrom(""), std::vector<std::string>{"Bonly"});
+  WriteBatch gone;
+  gone.Delete("Bonly");
+  ASSERT_TRUE(store_->Write(gone, /*sync=*/false).ok());
+
   WriteBatch w;
   const std::vector<std::string> keys = {"O1", "S1", "T", "Ta\0k"s, "Tb\0j"s, "Tb\0k"s, "U1", "\xff"};
   for (size_t i = keys.size(); i-- > 0;) w.Put(keys[i], "v" + std::to_string(i));
@@ -168,6 +183,9 @@ TEST_P(KvStoreTest, LatestEntriesReadAsOneKeySpaceWithTheRest) {
   EXPECT_EQ(ScanFrom("T"), std::vector<std::string>(keys.begin() + 2, keys.end()));
   EXPECT_EQ(ScanFrom("Tb\0k"s), std::vector<std::string>(keys.begin() + 5, keys.end()));
   EXPECT_EQ(ScanFrom("Tz"), std::vector<std::string>(keys.begin() + 6, keys.end()));
+  EXPECT_EQ(ScanFrom("S"), std::vector<std::string>(keys.begin() + 1, keys.end()));
+  EXPECT_EQ(ScanFrom("U"), std::vector<std::string>(keys.begin() + 6, keys.end()));
+  EXPECT_EQ(ScanFrom("\xfe"), std::vector<std::string>(keys.begin() + 7, keys.end()));
   EXPECT_EQ(Get("Tb\0j"s), "v4");
 
   auto before = store_->NewIterator();

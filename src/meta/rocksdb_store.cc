@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "meta/keys.h"
@@ -84,8 +85,12 @@ struct Db {
 
 // One ordered view of both column families, as of one moment (RocksDB's
 // NewIterators reads them at the same sequence number). Their keys never
-// interleave ('T' keys live only in "latest"), but the view merges by key
-// all the same.
+// interleave: every 'T' key is in "latest", every other key in "default", so
+// the view is the default keys below "T", then the 'T' keys, then the default
+// keys above them. A Seek therefore positions only the family its key falls
+// in; the other is seeked (to the same key) only when the scan runs out of
+// the first or crosses into the other's range — most scans stay within one
+// prefix and never pay for the second.
 class RocksDbIterator : public KvIterator {
  public:
   RocksDbIterator(std::shared_ptr<Db> db, std::vector<rocksdb::Iterator*> its)
@@ -96,8 +101,11 @@ class RocksDbIterator : public KvIterator {
   }
 
   void Seek(std::string_view key) override {
-    main_->Seek(ToSlice(key));
-    latest_->Seek(ToSlice(key));
+    target_.assign(key);
+    const bool in_latest = !key.empty() && key[0] == kLatestPrefix;
+    main_pending_ = in_latest;
+    latest_pending_ = !in_latest;
+    (in_latest ? latest_ : main_)->Seek(ToSlice(key));
     Pick();
   }
   bool Valid() const override { return current_ != nullptr; }
@@ -114,6 +122,24 @@ class RocksDbIterator : public KvIterator {
 
  private:
   void Pick() {
+    if (latest_pending_) {
+      // Every default key below "T" comes before every 'T' key.
+      if (main_->Valid() && static_cast<unsigned char>(main_->key()[0]) <
+                                static_cast<unsigned char>(kLatestPrefix)) {
+        current_ = main_.get();
+        return;
+      }
+      latest_->Seek(ToSlice(target_));
+      latest_pending_ = false;
+    } else if (main_pending_) {
+      // The default keys at or after a 'T' target all come after the 'T' keys.
+      if (latest_->Valid()) {
+        current_ = latest_.get();
+        return;
+      }
+      main_->Seek(ToSlice(target_));
+      main_pending_ = false;
+    }
     const bool a = main_->Valid(), b = latest_->Valid();
     if (a && b) {
       current_ = main_->key().compare(latest_->key()) <= 0 ? main_.get() : latest_.get();
@@ -125,6 +151,9 @@ class RocksDbIterator : public KvIterator {
   std::shared_ptr<Db> db_;
   std::unique_ptr<rocksdb::Iterator> main_, latest_;
   rocksdb::Iterator* current_ = nullptr;
+  std::string target_;          // the last Seek's key
+  bool main_pending_ = false;   // main_ not yet seeked to target_
+  bool latest_pending_ = false; // latest_ not yet seeked to target_
 };
 
 class RocksDbStore : public KvStore {
