@@ -9,13 +9,10 @@ runs on shared cores are not. The servers run one after the other.
 With KEEP_DIR the callgrind dumps are kept there (for callgrind_annotate).
 """
 import os
-import sys
 
-from callgrind_util import CallgrindServer, root
+from callgrind_util import CallgrindServer, cli_args
 
-binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build", "strata")
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-keep = sys.argv[3] if len(sys.argv) > 3 else None
+binary, n, keep = cli_args(200)
 results = {}
 for name, extra in (("audit off", ["--audit", "off"]), ("audit on", [])):
     with CallgrindServer(binary, keep and os.path.join(keep, name.replace(" ", "_")),

@@ -11,13 +11,10 @@ With KEEP_DIR the callgrind dumps are kept there (for callgrind_annotate).
 """
 import itertools
 import os
-import sys
 
-from callgrind_util import CallgrindServer, root
+from callgrind_util import CallgrindServer, cli_args
 
-binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build", "strata")
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 300
-keep = sys.argv[3] if len(sys.argv) > 3 else None
+binary, n, keep = cli_args(300)
 with CallgrindServer(binary, keep) as srv:
     s3 = srv.boto3()
     s3.create_bucket(Bucket="cgplain")

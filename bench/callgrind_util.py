@@ -20,6 +20,14 @@ sys.path.insert(0, os.path.join(root, "tests", "integration"))
 import harness  # noqa: E402
 
 
+def cli_args(default_n):
+    """STRATA_BIN N KEEP_DIR from the command line: (binary, n, keep_dir or None)."""
+    a = sys.argv
+    binary = a[1] if len(a) > 1 else os.path.join(root, "build", "strata")
+    n = int(a[2]) if len(a) > 2 else default_n
+    return binary, n, (a[3] if len(a) > 3 else None)
+
+
 class CallgrindServer:
     def __init__(self, binary, keep_dir=None, extra_args=()):
         self.binary, self.keep_dir = binary, keep_dir
