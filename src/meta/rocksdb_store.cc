@@ -124,8 +124,7 @@ class RocksDbIterator : public KvIterator {
   void Pick() {
     if (latest_pending_) {
       // Every default key below "T" comes before every 'T' key.
-      if (main_->Valid() && static_cast<unsigned char>(main_->key()[0]) <
-                                static_cast<unsigned char>(kLatestPrefix)) {
+      if (main_->Valid() && main_->key().compare(rocksdb::Slice(&kLatestPrefix, 1)) < 0) {
         current_ = main_.get();
         return;
       }
