@@ -12,8 +12,9 @@ BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config
 # clang + its sanitizer/libFuzzer runtimes: scripts/sanitize.sh and scripts/fuzz.sh.
 # npm (if the machine has none) and, through it, axe-core: the console's accessibility audit.
 # prometheus: its promtool checks /metrics and a real server scrapes it (test_metrics.py).
+# python3-pykmip: a real KMIP key server for the external-key tests (test_kmip.py).
 TEST_PKGS=(prometheus awscli python3-boto3 rclone s3cmd curl python3-numpy python3-torch chromium
-  chromium-driver python3-selenium
+  chromium-driver python3-selenium python3-pykmip
   clang libclang-rt-14-dev)
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then want+=("${TEST_PKGS[@]}"); fi

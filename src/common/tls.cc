@@ -89,7 +89,9 @@ SSL* TlsContext::NewSession(int fd) {
   return ssl;
 }
 
-Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::string& ca_file) {
+Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::string& ca_file,
+                                                                   const std::string& cert_file,
+                                                                   const std::string& key_file) {
   std::shared_ptr<TlsClientContext> c(new TlsClientContext());
   c->ctx_ = SSL_CTX_new(TLS_client_method());
   if (!c->ctx_) return Status(Code::kInternal, "SSL_CTX_new: " + OpenSslErrorText());
@@ -107,6 +109,18 @@ Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::st
                       ": " + OpenSslErrorText());
   }
   SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER, nullptr);
+  if (cert_file.empty() != key_file.empty()) {
+    return Status(Code::kInvalidArgument, "a client certificate needs both its file and its key");
+  }
+  if (!cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(c->ctx_, cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(c->ctx_, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(c->ctx_) != 1) {
+      return Status(Code::kInvalidArgument, "cannot load the client certificate " + cert_file +
+                                                " and its key " + key_file + ": " +
+                                                OpenSslErrorText());
+    }
+  }
   return c;
 }
 

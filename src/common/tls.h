@@ -49,10 +49,14 @@ class TlsContext {
 
 // The client side: verifies the server's certificate chain against
 // `ca_file` (PEM; "" = the system's trust store) and its name against
-// `server_name` (DNS name or IP address; also sent as SNI), TLS 1.2+.
+// `server_name` (DNS name or IP address; also sent as SNI), TLS 1.2+. With
+// `cert_file` and `key_file` (PEM) it presents that certificate when the
+// server asks for one (mutual TLS: the KMIP key server).
 class TlsClientContext {
  public:
-  static Result<std::shared_ptr<TlsClientContext>> Create(const std::string& ca_file);
+  static Result<std::shared_ptr<TlsClientContext>> Create(const std::string& ca_file,
+                                                          const std::string& cert_file = "",
+                                                          const std::string& key_file = "");
   ~TlsClientContext();
   // A client session on a connected socket (connect state set, name checks
   // armed), or an error.

@@ -16,8 +16,11 @@ namespace strata::kms {
 
 namespace {
 
-constexpr char kWrapFormat = 1;
+constexpr char kWrapFormat = 1;          // wrapped here: the material's AES-GCM (secret_box)
+constexpr char kWrapExternalFormat = 2;  // wrapped by the external key server
 constexpr size_t kMaterialBytes = 32;
+constexpr size_t kExternalIvBytes = 12;
+constexpr size_t kExternalTagBytes = 16;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -63,6 +66,7 @@ Status KeyNotFound(std::string_view ref) {
 struct KeyService::Key {
   std::string id, alias, description;
   bool enabled = true, managed = false;
+  bool external = false;  // materials are the external server's key identifiers
   int64_t created_ns = 0, rotated_ns = 0;
   std::vector<std::string> sealed;     // as stored
   std::vector<std::string> materials;  // opened; the newest last
@@ -72,8 +76,9 @@ struct KeyService::Key {
 };
 
 KeyService::KeyService(meta::KvStore* kv, std::string operator_key, std::string region,
-                       std::string account)
-    : kv_(kv),
+                       std::string account, ExternalKeys* external)
+    : external_(external),
+      kv_(kv),
       operator_key_(std::move(operator_key)),
       arn_prefix_("arn:aws:kms:" + region + ":" + account + ":") {}
 
@@ -84,17 +89,51 @@ KeyService::~KeyService() {
 
 void KeyService::ForgetDataKeys() const {
   std::lock_guard lock(cache_mu_);
-  for (auto& [blob, key] : opened_) OPENSSL_cleanse(key.data(), key.size());
+  for (auto& [blob, o] : opened_) OPENSSL_cleanse(o.key.data(), o.key.size());
   opened_.clear();
 }
 
+std::optional<std::string> KeyService::CachedDataKey(const std::string& cache_key) const {
+  std::lock_guard lock(cache_mu_);
+  auto hit = opened_.find(cache_key);
+  if (hit == opened_.end()) return std::nullopt;
+  if (hit->second.expires_ns != 0 && hit->second.expires_ns <= NowNs()) {
+    OPENSSL_cleanse(hit->second.key.data(), hit->second.key.size());
+    opened_.erase(hit);
+    return std::nullopt;
+  }
+  return hit->second.key;
+}
+
+void KeyService::CacheDataKey(std::string cache_key, const std::string& key, bool external) const {
+  std::lock_guard lock(cache_mu_);
+  if (opened_.size() >= kCachedDataKeys) {
+    for (auto& [blob, o] : opened_) OPENSSL_cleanse(o.key.data(), o.key.size());
+    opened_.clear();
+  }
+  opened_[std::move(cache_key)] = Opened{key, external ? NowNs() + kExternalCacheSeconds * 1'000'000'000 : 0};
+}
+
+Status KeyService::NoExternal(const std::string& id) const {
+  return Status(Code::kUnavailable, "KMS key " + id +
+                                        " is held by an external key server, and none is "
+                                        "configured (--kmip-endpoint)");
+}
+
+Result<std::string> KeyService::NewMaterial(const std::string& id, bool external) {
+  if (!external) return RandomBytes(kMaterialBytes);
+  if (!external_) return NoExternal(id);
+  return external_->CreateKey("strata/" + id);
+}
+
 Result<std::unique_ptr<KeyService>> KeyService::Open(meta::KvStore* kv, std::string operator_key,
-                                                     std::string region, std::string account) {
+                                                     std::string region, std::string account,
+                                                     ExternalKeys* external) {
   if (operator_key.size() != kOperatorKeyBytes) {
     return Status(Code::kInvalidArgument, "the key service's operator key must be 32 bytes");
   }
   std::unique_ptr<KeyService> s(
-      new KeyService(kv, std::move(operator_key), std::move(region), std::move(account)));
+      new KeyService(kv, std::move(operator_key), std::move(region), std::move(account), external));
   RETURN_IF_ERROR(s->Load());
   return s;
 }
@@ -114,6 +153,10 @@ Status KeyService::Load() {
       key->managed = j.at("managed").get<bool>();
       key->created_ns = j.at("created_ns").get<int64_t>();
       key->rotated_ns = j.at("rotated_ns").get<int64_t>();
+      key->external = j.value("external", false);
+      if (key->external) {
+        for (const auto& uid : j.at("kmip")) key->materials.push_back(uid.get<std::string>());
+      }
       for (const auto& m : j.at("materials")) {
         auto sealed = HexDecode(m.get<std::string>());
         if (!sealed) throw std::runtime_error("a material is not hex");
@@ -123,7 +166,7 @@ Status KeyService::Load() {
       return Status(Code::kCorruption, "key service: the record of key " + key->id +
                                            " is malformed (" + e.what() + ")");
     }
-    if (key->sealed.empty()) {
+    if (key->sealed.empty() == !key->external || (key->external && key->materials.empty())) {
       return Status(Code::kCorruption, "key service: key " + key->id + " has no material");
     }
     for (size_t i = 0; i < key->sealed.size(); ++i) {
@@ -145,7 +188,7 @@ std::string KeyService::Arn(const std::string& id) const { return arn_prefix_ + 
 
 KeyInfo KeyService::InfoOf(const Key& k) const {
   return KeyInfo{k.id,         Arn(k.id),  k.alias, k.description, k.enabled, k.managed,
-                 static_cast<uint32_t>(k.materials.size()), k.created_ns, k.rotated_ns};
+                 static_cast<uint32_t>(k.materials.size()), k.created_ns, k.rotated_ns, k.external};
 }
 
 const KeyService::Key* KeyService::FindLocked(std::string_view ref) const {
@@ -168,13 +211,16 @@ Status KeyService::StoreLocked(const Key& k) {
                       {"enabled", k.enabled},       {"managed", k.managed},
                       {"created_ns", k.created_ns}, {"rotated_ns", k.rotated_ns},
                       {"materials", materials}};
+  if (k.external) {
+    j["external"] = true;
+    j["kmip"] = k.materials;  // the server's identifiers: not secret
+  }
   meta::WriteBatch batch;
   batch.Put(meta::KmsKey(k.id), j.dump());
   return kv_->Write(batch, /*sync=*/true);
 }
 
-Result<KeyService::Key*> KeyService::CreateLocked(std::string alias, std::string description,
-                                                  bool managed) {
+Status KeyService::CheckAliasLocked(const std::string& alias) const {
   if (!alias.empty() && !ValidAlias(alias)) {
     return Status(Code::kInvalidArgument,
                   "an alias is alias/ followed by 1-250 letters, digits, '/', '_' or '-'");
@@ -182,14 +228,22 @@ Result<KeyService::Key*> KeyService::CreateLocked(std::string alias, std::string
   if (!alias.empty() && aliases_.count(alias)) {
     return Status(Code::kAlreadyExists, "the alias " + alias + " is taken");
   }
+  return Status::OK();
+}
+
+Result<KeyService::Key*> KeyService::CreateLocked(std::string alias, std::string description,
+                                                  bool managed, std::string id,
+                                                  std::string material, bool external) {
+  RETURN_IF_ERROR(CheckAliasLocked(alias));
   auto key = std::make_unique<Key>();
-  key->id = NewKeyId();
+  key->id = std::move(id);
   key->alias = std::move(alias);
   key->description = std::move(description);
   key->managed = managed;
+  key->external = external;
   key->created_ns = NowNs();
-  key->materials.push_back(RandomBytes(kMaterialBytes));
-  key->sealed.push_back(crypto::Seal(operator_key_, key->materials[0], MaterialAad(key->id, 0)));
+  if (!external) key->sealed.push_back(crypto::Seal(operator_key_, material, MaterialAad(key->id, 0)));
+  key->materials.push_back(std::move(material));
   RETURN_IF_ERROR(StoreLocked(*key));
   if (!key->alias.empty()) aliases_[key->alias] = key->id;
   Key* raw = key.get();
@@ -197,12 +251,24 @@ Result<KeyService::Key*> KeyService::CreateLocked(std::string alias, std::string
   return raw;
 }
 
-Result<KeyInfo> KeyService::CreateKey(std::string alias, std::string description) {
+Result<KeyInfo> KeyService::CreateKey(std::string alias, std::string description, bool external) {
   if (alias.starts_with("alias/aws/") || alias.starts_with("alias/strata/")) {
     return Status(Code::kInvalidArgument, "aliases under alias/aws/ and alias/strata/ are reserved");
   }
+  if (external && !external_) {
+    return Status(Code::kPreconditionFailed,
+                  "no external key server is configured (--kmip-endpoint)");
+  }
+  {
+    std::shared_lock lock(mu_);
+    RETURN_IF_ERROR(CheckAliasLocked(alias));
+  }
+  std::string id = NewKeyId();
+  // The external server is asked without mu_ held (a network round trip).
+  ASSIGN_OR_RETURN(std::string material, NewMaterial(id, external));
   std::unique_lock lock(mu_);
-  ASSIGN_OR_RETURN(Key * k, CreateLocked(std::move(alias), std::move(description), false));
+  ASSIGN_OR_RETURN(Key * k, CreateLocked(std::move(alias), std::move(description), false,
+                                         std::move(id), std::move(material), external));
   return InfoOf(*k);
 }
 
@@ -221,21 +287,30 @@ Result<KeyInfo> KeyService::Describe(std::string_view ref) const {
 }
 
 Result<KeyInfo> KeyService::Rotate(std::string_view ref) {
+  std::string id;
+  bool external = false;
+  {
+    std::shared_lock lock(mu_);
+    const Key* k = FindLocked(ref);
+    if (!k) return KeyNotFound(ref);
+    id = k->id;
+    external = k->external;
+  }
+  ASSIGN_OR_RETURN(std::string material, NewMaterial(id, external));
   std::unique_lock lock(mu_);
-  Key* k = const_cast<Key*>(FindLocked(ref));
-  if (!k) return KeyNotFound(ref);
+  Key* k = keys_.at(id).get();  // keys are never removed
   const uint32_t index = static_cast<uint32_t>(k->materials.size());
-  std::string material = RandomBytes(kMaterialBytes);
-  k->sealed.push_back(crypto::Seal(operator_key_, material, MaterialAad(k->id, index)));
+  if (!external) k->sealed.push_back(crypto::Seal(operator_key_, material, MaterialAad(k->id, index)));
+  k->materials.push_back(std::move(material));
   const int64_t before = k->rotated_ns;
   k->rotated_ns = NowNs();
   if (Status st = StoreLocked(*k); !st.ok()) {
-    k->sealed.pop_back();
+    if (!external) k->sealed.pop_back();
+    OPENSSL_cleanse(k->materials.back().data(), k->materials.back().size());
+    k->materials.pop_back();
     k->rotated_ns = before;
-    OPENSSL_cleanse(material.data(), material.size());
     return st;
   }
-  k->materials.push_back(std::move(material));
   return InfoOf(*k);
 }
 
@@ -260,7 +335,8 @@ Result<const KeyService::Key*> KeyService::EnsureManagedLocked(std::string_view 
   if (const Key* k = FindLocked(alias)) return k;
   const char* what = alias == kSseS3Alias ? "SSE-S3 (the store's own key)"
                                           : "SSE-KMS without a key id (the AWS-managed key)";
-  ASSIGN_OR_RETURN(Key * k, CreateLocked(std::string(alias), what, true));
+  ASSIGN_OR_RETURN(Key * k, CreateLocked(std::string(alias), what, true, NewKeyId(),
+                                         RandomBytes(kMaterialBytes), false));
   return k;
 }
 
@@ -284,20 +360,38 @@ Result<DataKey> KeyService::GenerateDataKey(std::string_view ref, std::string_vi
   DataKey out;
   out.plaintext = RandomBytes(kMaterialBytes);
   out.key_arn = Arn(k->id);
-  out.wrapped.push_back(kWrapFormat);
+  out.wrapped.push_back(k->external ? kWrapExternalFormat : kWrapFormat);
   PutLengthPrefixed(&out.wrapped, k->id);
   PutVarint64(&out.wrapped, index);
-  out.wrapped += crypto::Seal(k->materials[index], out.plaintext, WrapAad(k->id, index, context));
+  const std::string aad = WrapAad(k->id, index, context);
+  if (!k->external) {
+    out.wrapped += crypto::Seal(k->materials[index], out.plaintext, aad);
+    return out;
+  }
+  const std::string uid = k->materials[index], id = k->id;
+  lock.unlock();  // the external server is asked without mu_ held
+  if (!external_) return NoExternal(id);
+  const std::string iv = RandomBytes(kExternalIvBytes);
+  ASSIGN_OR_RETURN(ExternalSealed sealed, external_->Encrypt(uid, out.plaintext, iv, aad));
+  if (sealed.tag.size() != kExternalTagBytes || sealed.ciphertext.size() != kMaterialBytes) {
+    return Status(Code::kUnavailable, "the external key server " + external_->Describe() +
+                                          " wrapped a data key into an unexpected form");
+  }
+  out.wrapped += iv + sealed.tag + sealed.ciphertext;
   return out;
 }
 
 namespace {
 
-bool ParseWrapped(std::string_view in, std::string_view* id, uint64_t* index,
+bool ParseWrapped(std::string_view in, char* format, std::string_view* id, uint64_t* index,
                   std::string_view* sealed) {
-  if (in.empty() || in[0] != kWrapFormat) return false;
+  if (in.empty() || (in[0] != kWrapFormat && in[0] != kWrapExternalFormat)) return false;
+  *format = in[0];
   in.remove_prefix(1);
   if (!GetLengthPrefixed(&in, id) || !GetVarint64(&in, index)) return false;
+  if (*format == kWrapExternalFormat && in.size() != kExternalIvBytes + kExternalTagBytes + kMaterialBytes) {
+    return false;
+  }
   *sealed = in;
   return true;
 }
@@ -307,13 +401,15 @@ bool ParseWrapped(std::string_view in, std::string_view* id, uint64_t* index,
 std::string KeyService::KeyIdOf(std::string_view wrapped) {
   std::string_view id, sealed;
   uint64_t index;
-  return ParseWrapped(wrapped, &id, &index, &sealed) ? std::string(id) : std::string();
+  char format;
+  return ParseWrapped(wrapped, &format, &id, &index, &sealed) ? std::string(id) : std::string();
 }
 
 Result<std::string> KeyService::Decrypt(std::string_view wrapped, std::string_view context) const {
   std::string_view id, sealed;
   uint64_t index;
-  if (!ParseWrapped(wrapped, &id, &index, &sealed)) {
+  char format;
+  if (!ParseWrapped(wrapped, &format, &id, &index, &sealed)) {
     return Status(Code::kPermissionDenied, "the wrapped data key is malformed",
                   Detail::kKmsCiphertext);
   }
@@ -324,33 +420,35 @@ Result<std::string> KeyService::Decrypt(std::string_view wrapped, std::string_vi
   if (!k.enabled) {
     return Status(Code::kPreconditionFailed, Arn(k.id) + " is disabled.", Detail::kKmsDisabled);
   }
-  if (index >= k.materials.size()) {
+  if (index >= k.materials.size() || k.external != (format == kWrapExternalFormat)) {
     return Status(Code::kPermissionDenied, "the wrapped data key names no material of its key",
                   Detail::kKmsCiphertext);
   }
   std::string cache_key(wrapped);
   cache_key.push_back('\0');
   cache_key.append(context);
-  {
-    std::lock_guard cache_lock(cache_mu_);
-    if (auto hit = opened_.find(cache_key); hit != opened_.end()) return hit->second;
+  if (auto hit = CachedDataKey(cache_key)) return std::move(*hit);
+  const std::string aad = WrapAad(k.id, static_cast<uint32_t>(index), context);
+  std::optional<std::string> plain;
+  if (!k.external) {
+    plain = crypto::Open(k.materials[index], sealed, aad);
+    lock.unlock();
+  } else {
+    const std::string uid = k.materials[index], key_id = k.id;
+    lock.unlock();  // the external server is asked without mu_ held
+    if (!external_) return NoExternal(key_id);
+    ExternalSealed blob{std::string(sealed.substr(kExternalIvBytes + kExternalTagBytes)),
+                        std::string(sealed.substr(kExternalIvBytes, kExternalTagBytes))};
+    ASSIGN_OR_RETURN(std::string opened,
+                     external_->Decrypt(uid, blob, sealed.substr(0, kExternalIvBytes), aad));
+    if (opened.size() == kMaterialBytes) plain = std::move(opened);
   }
-  auto plain = crypto::Open(k.materials[index], sealed,
-                            WrapAad(k.id, static_cast<uint32_t>(index), context));
   if (!plain) {
     return Status(Code::kPermissionDenied,
                   "the data key does not open under its key and encryption context",
                   Detail::kKmsCiphertext);
   }
-  lock.unlock();
-  {
-    std::lock_guard cache_lock(cache_mu_);
-    if (opened_.size() >= kCachedDataKeys) {
-      for (auto& [blob, key] : opened_) OPENSSL_cleanse(key.data(), key.size());
-      opened_.clear();
-    }
-    opened_.emplace(std::move(cache_key), *plain);
-  }
+  CacheDataKey(std::move(cache_key), *plain, format == kWrapExternalFormat);
   return std::move(*plain);
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 #include <string>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "kms/external_keys.h"
 #include "meta/kv_store.h"
 
 namespace strata::kms {
@@ -43,6 +45,7 @@ struct KeyInfo {
   uint32_t materials = 1;  // 1 + rotations
   int64_t created_ns = 0;
   int64_t rotated_ns = 0;  // 0: never
+  bool external = false;  // held by the external key server
 };
 
 struct DataKey {
@@ -54,13 +57,17 @@ struct DataKey {
 class KeyService {
  public:
   // `operator_key`: kOperatorKeyBytes. Loads every key (Corruption if one does
-  // not open under the operator key: the wrong key file).
+  // not open under the operator key: the wrong key file). `external` (may be
+  // null: then external keys load but cannot be used) must outlive the service.
   static Result<std::unique_ptr<KeyService>> Open(meta::KvStore* kv, std::string operator_key,
-                                                  std::string region, std::string account);
+                                                  std::string region, std::string account,
+                                                  ExternalKeys* external = nullptr);
   ~KeyService();
 
   // AlreadyExists if the alias is taken; InvalidArgument for a malformed one.
-  Result<KeyInfo> CreateKey(std::string alias, std::string description);
+  // `external`: the key is made in the external key server (PreconditionFailed
+  // if there is none; Unavailable if it cannot be reached).
+  Result<KeyInfo> CreateKey(std::string alias, std::string description, bool external = false);
   std::vector<KeyInfo> ListKeys() const;
   // By id, ARN, "alias/name" or alias ARN. NotFound (kKmsKey) if none.
   Result<KeyInfo> Describe(std::string_view ref) const;
@@ -82,23 +89,40 @@ class KeyService {
 
  private:
   struct Key;
-  KeyService(meta::KvStore* kv, std::string operator_key, std::string region, std::string account);
+  KeyService(meta::KvStore* kv, std::string operator_key, std::string region, std::string account,
+             ExternalKeys* external);
+  // A new material for `key`: 32 random bytes, or a key made at the external
+  // server (its identifier). Called without mu_ held for external keys.
+  Result<std::string> NewMaterial(const std::string& id, bool external);
+  Status NoExternal(const std::string& id) const;
   Status Load();
   const Key* FindLocked(std::string_view ref) const;
   Result<const Key*> EnsureManagedLocked(std::string_view alias);
   Status StoreLocked(const Key& key);
-  Result<Key*> CreateLocked(std::string alias, std::string description, bool managed);
+  Status CheckAliasLocked(const std::string& alias) const;
+  Result<Key*> CreateLocked(std::string alias, std::string description, bool managed,
+                            std::string id, std::string material, bool external);
   KeyInfo InfoOf(const Key& key) const;
   std::string Arn(const std::string& id) const;
 
   // Data keys opened recently (wrapped blob | context -> data key), so that a
   // small GET does not unwrap its key again; consulted only after the master
   // key was found enabled, so disabling takes effect at once. Bounded: emptied
-  // (and wiped) when full.
+  // (and wiped) when full. Those of external keys are kept at most
+  // kExternalCacheSeconds, so that a key revoked at the server stops working
+  // here within that time.
   static constexpr size_t kCachedDataKeys = 4096;
+  static constexpr int64_t kExternalCacheSeconds = 30;
+  struct Opened {
+    std::string key;
+    int64_t expires_ns = 0;  // 0: never
+  };
+  std::optional<std::string> CachedDataKey(const std::string& cache_key) const;
+  void CacheDataKey(std::string cache_key, const std::string& key, bool external) const;
   void ForgetDataKeys() const;
   mutable std::mutex cache_mu_;
-  mutable std::unordered_map<std::string, std::string> opened_;  // guarded by cache_mu_
+  mutable std::unordered_map<std::string, Opened> opened_;  // guarded by cache_mu_
+  ExternalKeys* external_;
 
   meta::KvStore* kv_;
   std::string operator_key_;

@@ -20,6 +20,7 @@ std::pair<int, std::string> AdminErrorFrom(const Status& s) {
     case Code::kNotFound: status = 404; break;
     case Code::kAlreadyExists:
     case Code::kPreconditionFailed: status = 409; break;
+    case Code::kUnavailable: status = 503; break;
     default: break;
   }
   return AdminError(status, s.message());

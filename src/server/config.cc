@@ -227,6 +227,17 @@ void AddServerOptions(CLI::App& app, Config& c) {
          "KV-cache listener address, or off (failing to listen on the default only logs)")
       ->type_name("HOST:PORT|off")
       ->default_str(c.kv_listen_host + ":" + std::to_string(c.kv_listen_port));
+  app.add_option_function<std::string>(
+         "--kmip-endpoint",
+         [&c](const std::string& v) { SplitHostPort("--kmip-endpoint", v, &c.kmip_host, &c.kmip_port); },
+         "external KMIP key server for SSE-KMS keys made with --external (needs --kmip-cert "
+         "and --kmip-key)")
+      ->type_name("HOST:PORT");
+  app.add_option("--kmip-ca", c.kmip_ca, "CA certificates (PEM) the KMIP server's certificate "
+                 "must chain to (default: the system's)")->type_name("FILE");
+  app.add_option("--kmip-cert", c.kmip_cert, "strata's client certificate (PEM) for the KMIP server")
+      ->type_name("FILE");
+  app.add_option("--kmip-key", c.kmip_key, "the private key (PEM) of --kmip-cert")->type_name("FILE");
   app.add_flag("--sse-c-over-http", c.sse_c_over_http,
                "accept SSE-C (customer-provided) keys over plain HTTP; for tests only: AWS "
                "refuses them without TLS");
@@ -393,10 +404,13 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
   CLI::App* kms = noun("kms", "the key service of SSE-S3 / SSE-KMS: create-key, list, show, "
                              "rotate, disable, enable");
   std::string kms_alias, kms_description;
+  bool kms_external = false;
   CLI::App* create_key = verb(kms, "create-key", "a new KMS key (prints its id and ARN)", "POST",
                               "kms-create-key", {});
   create_key->add_option("--alias", kms_alias, "alias/NAME to name it by")->type_name("ALIAS");
   create_key->add_option("--description", kms_description, "what it is for")->type_name("TEXT");
+  create_key->add_flag("--external", kms_external,
+                       "make it in the external KMIP key server (the server's --kmip-endpoint)");
   verb(kms, "list", "every key with its state and rotations", "GET", "kms-keys", {});
   verb(kms, "show", "one key", "GET", "kms-key", {{"key", "key id, ARN or alias/NAME"}});
   verb(kms, "rotate", "new key material; objects under the old stay readable", "POST",
@@ -511,6 +525,14 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     if (c.kv_tls && (c.tls_cert.empty() || c.tls_key.empty())) {
       return cli::Usage("--kv-tls needs --tls-cert and --tls-key", server_cmd->help("strata"));
     }
+    if (c.kmip_port >= 0 && (c.kmip_cert.empty() || c.kmip_key.empty())) {
+      return cli::Usage("--kmip-endpoint needs --kmip-cert and --kmip-key (KMIP servers ask for a "
+                        "client certificate)", server_cmd->help("strata"));
+    }
+    if (c.kmip_port < 0 && (!c.kmip_ca.empty() || !c.kmip_cert.empty() || !c.kmip_key.empty())) {
+      return cli::Usage("--kmip-ca / --kmip-cert / --kmip-key need --kmip-endpoint HOST:PORT",
+                        server_cmd->help("strata"));
+    }
     if (c.kv_tls && c.kv_listen_port < 0) {
       return cli::Usage("--kv-tls needs the KV-cache listener (--kv-listen HOST:PORT, not off)",
                         server_cmd->help("strata"));
@@ -565,6 +587,7 @@ std::variant<Command, UsageError> ParseCommandLine(const std::vector<std::string
     if (v.action == "kms-create-key") {
       if (!kms_alias.empty()) iam.query.emplace_back("alias", kms_alias);
       if (!kms_description.empty()) iam.query.emplace_back("description", kms_description);
+      if (kms_external) iam.query.emplace_back("external", "true");
     }
     return Command(iam);
   }

@@ -115,6 +115,13 @@ struct Config {
   // are sealed under it; empty: DATA/kms.key, made on first start (0600).
   // Keep a copy off the box: without it encrypted objects cannot be read.
   std::string kms_key_file;
+  // An external KMIP key server (docs/encryption.md): keys made with
+  // `strata admin kms create-key --external` live there. Mutual TLS: the
+  // server is checked against kmip_ca ("" = the system's trust store), and
+  // strata presents kmip_cert / kmip_key. kmip_port < 0: none.
+  std::string kmip_host;
+  int kmip_port = -1;
+  std::string kmip_ca, kmip_cert, kmip_key;
   // --sse-c-over-http: accept SSE-C keys on plain HTTP (tests; AWS refuses).
   bool sse_c_over_http = false;
   // --config FILE (TOML, server/config_file.h): read before the flags, which

@@ -177,6 +177,33 @@ struct Reader {
     return true;
   }
 
+  // [kmip] endpoint = "HOST:PORT", ca, cert, key (files).
+  bool Kmip(const toml::node& n, Config* c) {
+    const toml::table* t = n.as_table();
+    if (!t) return Fail(n, "kmip", "needs a table ([kmip] endpoint, ca, cert, key)");
+    for (auto&& [k, v] : *t) {
+      const std::string key(k.str()), field = "kmip." + key;
+      bool ok = true;
+      if (key == "endpoint") {
+        std::string text;
+        ok = String(v, field, &text);
+        if (ok && !ParseHostPort(text, &c->kmip_host, &c->kmip_port)) {
+          ok = Fail(v, field, "needs HOST:PORT, got '" + text + "'");
+        }
+      } else if (key == "ca") {
+        ok = String(v, field, &c->kmip_ca);
+      } else if (key == "cert") {
+        ok = String(v, field, &c->kmip_cert);
+      } else if (key == "key") {
+        ok = String(v, field, &c->kmip_key);
+      } else {
+        ok = Fail(v, field, "unknown key (endpoint, ca, cert, key)");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
   // [notify.webhook.ID] tables: endpoint required.
   bool Notify(const toml::node& n, std::vector<WebhookConfig>* out) {
     const toml::table* t = n.as_table();
@@ -410,6 +437,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       }
     } else if (key == "notify") {
       r.Notify(v, &c->webhooks);
+    } else if (key == "kmip") {
+      r.Kmip(v, c);
     } else if (key == "storage_classes") {
       const toml::table* t = v.as_table();
       if (!t) {
@@ -434,7 +463,7 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
              "log_format, audit, audit_key_file, audit_checkpoint_records, "
              "audit_checkpoint_seconds, audit_bucket, audit_retention_days, "
              "audit_export_records, audit_export_seconds, [[pool]], [storage_classes], "
-             "[notify.webhook.ID])");
+             "[notify.webhook.ID], [kmip])");
     }
     if (r.error) return r.error;
   }

@@ -9,6 +9,7 @@
 //   [[pool]]  name = "hot"  media = "hot"  path = "pools/hot"       (one directory)
 //   [[pool]]  name = "warm" media = "warm" drives = [...]  ec = "4+2" (erasure-coded)
 //   [storage_classes]  GLACIER = "warm"   (overrides of the default mapping)
+//   [kmip]  endpoint = "kms.example:5696"  ca = "ca.pem"  cert = "strata.pem"  key = "strata.key"
 //
 // Unknown keys, wrong types and bad values are errors naming the key and the
 // line: a server never starts on a file it half understood.

@@ -150,6 +150,30 @@ TEST_F(ConfigFileTest, NotificationWebhooks) {
   EXPECT_NE(m.find("an id needs"), std::string::npos) << m;
 }
 
+TEST_F(ConfigFileTest, KmipKeyServer) {
+  Config c = Ok("[kmip]\nendpoint = \"kms.example:5696\"\nca = \"ca.pem\"\ncert = \"s.pem\"\n"
+                "key = \"s.key\"\n");
+  EXPECT_EQ(c.kmip_host, "kms.example");
+  EXPECT_EQ(c.kmip_port, 5696);
+  EXPECT_EQ(c.kmip_ca, "ca.pem");
+  EXPECT_EQ(c.kmip_cert, "s.pem");
+  EXPECT_EQ(c.kmip_key, "s.key");
+  // The flags override the file.
+  c = Ok("[kmip]\nendpoint = \"kms.example:5696\"\ncert = \"s.pem\"\nkey = \"s.key\"\n",
+         {"--kmip-endpoint", "10.0.0.7:15696"});
+  EXPECT_EQ(c.kmip_host, "10.0.0.7");
+  EXPECT_EQ(c.kmip_port, 15696);
+  std::string m = Refused("[kmip]\nendpoint = \"kms.example\"\ncert = \"s.pem\"\nkey = \"s.key\"\n");
+  EXPECT_NE(m.find("kmip.endpoint: needs HOST:PORT"), std::string::npos) << m;
+  m = Refused("[kmip]\nendpoint = \"kms.example:5696\"\npassword = \"x\"\n");
+  EXPECT_NE(m.find("kmip.password: unknown key"), std::string::npos) << m;
+  // Mutual TLS: no endpoint without strata's certificate, no TLS files without an endpoint.
+  m = Refused("[kmip]\nendpoint = \"kms.example:5696\"\n");
+  EXPECT_NE(m.find("--kmip-endpoint needs --kmip-cert and --kmip-key"), std::string::npos) << m;
+  m = Refused("[kmip]\ncert = \"s.pem\"\n");
+  EXPECT_NE(m.find("need --kmip-endpoint"), std::string::npos) << m;
+}
+
 TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   std::string m = Refused("listen = 9000\n");
   EXPECT_NE(m.find(":1: listen: needs a string"), std::string::npos) << m;

@@ -1,6 +1,6 @@
 // The key service's actions of the admin API (root only; docs/admin-api.md):
 //   GET  kms-keys | kms-key?key=        keys (id, ARN, alias, state, rotations)
-//   POST kms-create-key[?alias=&description=]
+//   POST kms-create-key[?alias=&description=&external=true]  (external: in the KMIP server)
 //   POST kms-rotate?key=  kms-disable?key=  kms-enable?key=
 // Errors: {"error": "..."} with 400 (bad alias), 404 (no such key), 409
 // (alias taken, the SSE-S3 key cannot be disabled), 405, 500.
@@ -23,6 +23,7 @@ json KeyJson(const kms::KeyInfo& k) {
           {"description", k.description},
           {"state", k.enabled ? "Enabled" : "Disabled"},
           {"managed", k.managed},
+          {"origin", k.external ? "EXTERNAL_KEY_STORE" : "AWS_KMS"},
           {"materials", k.materials},
           {"created", FormatIso8601(k.created_ns)},
           {"rotated", k.rotated_ns ? FormatIso8601(k.rotated_ns) : ""}};
@@ -52,7 +53,13 @@ std::optional<Reply> HandleKmsAction(kms::KeyService& kms, const std::string& me
     for (const kms::KeyInfo& k : kms.ListKeys()) keys.push_back(KeyJson(k));
     return Reply{200, json{{"keys", keys}}.dump()};
   }
-  if (action == "kms-create-key") return Key(kms.CreateKey(q("alias"), q("description")));
+  if (action == "kms-create-key") {
+    const std::string external = q("external");
+    if (!external.empty() && external != "true" && external != "false") {
+      return AdminError(400, "external= takes true or false");
+    }
+    return Key(kms.CreateKey(q("alias"), q("description"), external == "true"));
+  }
   const std::string key = q("key");
   if (key.empty()) return AdminError(400, action + " needs key=");
   if (action == "kms-key") return Key(kms.Describe(key));

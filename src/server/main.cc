@@ -28,6 +28,7 @@
 #include "io/dirs.h"
 #include "io/file_system.h"
 #include "kms/key_service.h"
+#include "kms/kmip_client.h"
 #include "kvcache/server.h"
 #include "meta/kv_store.h"
 #include "notify/notifier.h"
@@ -456,8 +457,19 @@ int RunServer(const Config& cfg) {
     std::fprintf(stderr, "strata: %s\n", err->c_str());
     return 1;
   }
+  std::unique_ptr<kms::KmipClient> kmip;
+  if (cfg.kmip_port >= 0) {
+    auto client = kms::KmipClient::Create({cfg.kmip_host, static_cast<uint16_t>(cfg.kmip_port),
+                                           cfg.kmip_ca, cfg.kmip_cert, cfg.kmip_key});
+    if (!client.ok()) {
+      std::fprintf(stderr, "strata: the KMIP key server: %s\n", client.status().ToString().c_str());
+      return 1;
+    }
+    kmip = std::move(client).value();
+    STRATA_LOG("key service: external keys at %s", kmip->Describe().c_str());
+  }
   auto kms = kms::KeyService::Open(kv_store, std::get<IamKey>(kms_key).bytes, cfg.region,
-                                   (*identities)->account());
+                                   (*identities)->account(), kmip.get());
   if (!kms.ok()) {
     std::fprintf(stderr, "strata: cannot open the key service: %s\n",
                  kms.status().ToString().c_str());

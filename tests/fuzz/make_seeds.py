@@ -524,6 +524,38 @@ def main():
     write("console_wire", "cookies", ctl([1]) + b"theme=dark; strata_console=" + b"ab" * 32 + b"; _ga=GA1.2")
     write("console_wire", "cookie_blanks", ctl([1]) + b" \tstrata_console = x ;;strata_console=y")
 
+    # kmip_response: what a KMIP server answers strata (kms/kmip_protocol.h), TTLV.
+    def ttlv(tag, typ, value):
+        if typ == 1:
+            body = b"".join(value)
+        elif typ in (2, 5):
+            body = struct.pack(">I", value & 0xFFFFFFFF)
+        else:
+            body = value
+        return struct.pack(">I", tag)[1:] + bytes([typ]) + struct.pack(">I", len(body)) + body + \
+            b"\0" * (-len(body) % 8)
+
+    def response(op, payload=(), status=0, reason=None, message=None):
+        header = ttlv(0x42007A, 1, [ttlv(0x420069, 1, [ttlv(0x42006A, 2, 1), ttlv(0x42006B, 2, 4)]),
+                                    ttlv(0x420092, 9, struct.pack(">q", 1733356800)), ttlv(0x42000D, 2, 1)])
+        item = [ttlv(0x42005C, 5, op), ttlv(0x42007F, 5, status)]
+        if reason is not None:
+            item.append(ttlv(0x42007E, 5, reason))
+        if message is not None:
+            item.append(ttlv(0x42007D, 7, message))
+        if payload:
+            item.append(ttlv(0x42007C, 1, list(payload)))
+        return ttlv(0x42007B, 1, [header, ttlv(0x42000F, 1, item)])
+
+    uid = ttlv(0x420094, 7, b"17")
+    write("kmip_response", "create", response(0x01, [ttlv(0x420057, 5, 2), uid]))
+    write("kmip_response", "activate", response(0x12, [uid]))
+    write("kmip_response", "encrypt", response(0x1F, [uid, ttlv(0x4200C2, 8, bytes(range(32))),
+                                                      ttlv(0x4200FF, 8, b"\x5a" * 16)]))
+    write("kmip_response", "decrypt", response(0x20, [uid, ttlv(0x4200C2, 8, b"\xa5" * 32)]))
+    write("kmip_response", "refused", response(0x20, status=1, reason=0x0C,
+                                               message=b"The decryption key must be in the Active state"))
+
 
 if __name__ == "__main__":
     main()
