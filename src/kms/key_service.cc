@@ -398,6 +398,12 @@ bool ParseWrapped(std::string_view in, char* format, std::string_view* id, uint6
 
 }  // namespace
 
+std::string KeyService::DefaultContext(std::string_view bucket, std::string_view key) {
+  std::map<std::string, std::string> context;
+  context["aws:s3:arn"] = "arn:aws:s3:::" + std::string(bucket) + "/" + std::string(key);
+  return nlohmann::json(context).dump();
+}
+
 std::string KeyService::KeyIdOf(std::string_view wrapped) {
   std::string_view id, sealed;
   uint64_t index;

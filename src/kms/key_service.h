@@ -86,6 +86,9 @@ class KeyService {
   Result<std::string> Decrypt(std::string_view wrapped, std::string_view context) const;
   // The ARN of the master key a wrapped data key names ("" if unreadable).
   static std::string KeyIdOf(std::string_view wrapped);
+  // The encryption context SSE-KMS binds when the client gives none (AWS's):
+  // {"aws:s3:arn":"arn:aws:s3:::<bucket>/<key>"}, canonical JSON.
+  static std::string DefaultContext(std::string_view bucket, std::string_view key);
 
  private:
   struct Key;

@@ -26,6 +26,10 @@
 #include "kvcache/transport.h"
 #include "object/engine.h"
 
+namespace strata::kms {
+class KeyService;
+}  // namespace strata::kms
+
 namespace strata::energy {
 class Meter;
 }
@@ -107,6 +111,12 @@ struct ServerOptions {
   // per interval however many blocks go. Null: evictions are only counted.
   std::function<void(const EvictionSummary&)> on_evictions;
   uint32_t eviction_summary_interval_ms = 60'000;
+  // The key service. A namespace opts into encryption at rest through its
+  // bucket's default encryption (PutBucketEncryption on kv-<id>: SSE-S3 or
+  // SSE-KMS): its blocks are then stored as encrypted objects, each with its
+  // own data key (docs/formats/kv-protocol.md "Encrypted namespaces"). Null: PUTs into
+  // such a namespace, and GETs of encrypted blocks, get UNAVAILABLE.
+  kms::KeyService* kms = nullptr;
 };
 
 

@@ -87,6 +87,11 @@ class Session {
   Status ReadBlockMetas(Namespace* ns, const proto::GetRequest& req,
                         const std::vector<bool>& needs_meta, std::vector<proto::GetResult>* results,
                         std::string* metas);
+  // An encrypted namespace: items whose block's key cannot be had change
+  // status here (session_blocks.cc).
+  Status CheckBlockKeys(Namespace* ns, const proto::GetRequest& req,
+                        std::vector<proto::GetResult>* results, std::vector<bool>* needs_meta,
+                        uint64_t* payload_len);
   Status SendGetReply(const proto::FrameHeader& h, Namespace* ns, const proto::GetRequest& req,
                       const std::vector<proto::GetResult>& results, std::string_view metas,
                       uint64_t payload_len);

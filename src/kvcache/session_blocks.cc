@@ -12,6 +12,7 @@
 #include "energy/meter.h"
 #include "kvcache/commit_pool.h"
 #include "kvcache/session.h"
+#include "kms/key_service.h"
 
 namespace strata::kvcache {
 
@@ -37,6 +38,71 @@ WireStatus StorageStatus(const Status& st) {
       return WireStatus::kUnavailable;
   }
 }
+
+// What a key-service failure means for a block: the key disabled or gone
+// (DENIED: retrying will not help), anything else UNAVAILABLE.
+WireStatus KeyStatus(const Status& st) {
+  if (st.detail() == Detail::kKmsDisabled || st.detail() == Detail::kKmsKey ||
+      st.detail() == Detail::kKmsCiphertext) {
+    return WireStatus::kDenied;
+  }
+  return WireStatus::kUnavailable;
+}
+
+// An encrypted namespace (its bucket has default encryption): the new
+// block's data key, wrapped as the bucket's default says, into `options`.
+// kOk also when the namespace is not encrypted.
+WireStatus SealWith(const ServerContext& ctx, const std::string& bucket, const std::string& key,
+                    object::WriteOptions* options) {
+  auto found = ctx.engine->BucketOf(bucket);  // cached in memory
+  if (!found.ok()) {
+    STRATA_LOG("kv: put %s: %s", bucket.c_str(), found.status().ToString().c_str());
+    return StorageStatus(found.status());
+  }
+  const object::BucketRecord* b = found->get();
+  if (b->default_sse == object::SseMode::kNone) return WireStatus::kOk;
+  if (!ctx.options.kms) {
+    STRATA_LOG("kv: put %s: the namespace is encrypted and the server has no key service",
+               bucket.c_str());
+    return WireStatus::kUnavailable;
+  }
+  object::Encryption& sse = options->sse;
+  sse.mode = b->default_sse;
+  Result<kms::DataKey> dk = Status(Code::kInternal, "unset");
+  if (sse.mode == object::SseMode::kS3) {
+    dk = ctx.options.kms->GenerateDataKey(kms::kSseS3Alias, "");
+  } else {
+    sse.context = kms::KeyService::DefaultContext(bucket, key);
+    sse.bucket_key = b->default_bucket_key;
+    dk = ctx.options.kms->GenerateDataKey(b->default_kms_key, sse.context);
+  }
+  if (!dk.ok()) {
+    STRATA_LOG("kv: put %s: %s", bucket.c_str(), dk.status().ToString().c_str());
+    return KeyStatus(dk.status());
+  }
+  sse.wrapped_key = std::move(dk->wrapped);
+  if (sse.mode == object::SseMode::kKms) sse.key_arn = std::move(dk->key_arn);
+  options->data_key = std::move(dk->plaintext);
+  return WireStatus::kOk;
+}
+
+// Opens an encrypted block for reading (its data key from the key service);
+// kOk also for a block stored in the clear.
+WireStatus Unseal(const ServerContext& ctx, object::ObjectReader* reader) {
+  const object::Encryption& sse = reader->record().sse;
+  if (!sse.on()) return WireStatus::kOk;
+  if (sse.mode == object::SseMode::kCustomer || !ctx.options.kms) {
+    return WireStatus::kUnavailable;  // a block written through S3 with SSE-C: no key here
+  }
+  auto key = ctx.options.kms->Decrypt(sse.wrapped_key, sse.mode == object::SseMode::kKms ? sse.context : "");
+  if (!key.ok()) {
+    STRATA_LOG("kv: get %s: %s", reader->record().file_id.c_str(), key.status().ToString().c_str());
+    return KeyStatus(key.status());
+  }
+  Status st = reader->Unlock(*key);
+  return st.ok() ? WireStatus::kOk : KeyStatus(st);
+}
+
 
 }  // namespace
 
@@ -103,7 +169,8 @@ Status Session::HandleGet(const FrameHeader& h, std::string_view payload) {
     }
   }
   std::string metas;
-  Status st = ReadBlockMetas(ns, req, needs_meta, &results, &metas);
+  Status st = CheckBlockKeys(ns, req, &results, &needs_meta, &payload_len);
+  if (st.ok()) st = ReadBlockMetas(ns, req, needs_meta, &results, &metas);
   for (const proto::GetResult& r : results) payload_len += r.meta_len;
   if (st.ok()) {
     ns->hits.fetch_add(hits, std::memory_order_relaxed);
@@ -137,6 +204,31 @@ Status Session::ReadBlockMetas(Namespace* ns, const proto::GetRequest& req,
   return Status::OK();
 }
 
+// In an encrypted namespace (its bucket has default encryption), every found
+// block's key is checked before the reply starts, so that a block whose key
+// cannot be had (disabled, the key service down) gets its own status instead
+// of ending the connection mid-reply. The data keys opened here are cached by
+// the key service, so SendGetReply's own unseal costs no unwrap.
+Status Session::CheckBlockKeys(Namespace* ns, const proto::GetRequest& req,
+                               std::vector<proto::GetResult>* results,
+                               std::vector<bool>* needs_meta, uint64_t* payload_len) {
+  auto bucket = ctx_->engine->BucketOf(ns->bucket());
+  if (!bucket.ok()) return bucket.status().WithContext("kv get");
+  if ((*bucket)->default_sse == object::SseMode::kNone) return Status::OK();
+  for (size_t i = 0; i < results->size(); ++i) {
+    proto::GetResult& r = (*results)[i];
+    if (r.status != WireStatus::kOk || r.length == 0) continue;
+    auto reader = ctx_->engine->OpenObject(ns->bucket(), ns->ObjectKey(req.items[i].key));
+    if (!reader.ok()) return reader.status().WithContext("kv get: block deleted while read");
+    if (WireStatus st = Unseal(*ctx_, reader->get()); st != WireStatus::kOk) {
+      *payload_len -= r.length;
+      r = {st, 0};
+      (*needs_meta)[i] = false;
+    }
+  }
+  return Status::OK();
+}
+
 Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::GetRequest& req,
                              const std::vector<proto::GetResult>& results,
                              std::string_view metas, uint64_t payload_len) {
@@ -152,21 +244,29 @@ Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::G
     if (results[i].status != WireStatus::kOk || results[i].length == 0) continue;
     const proto::GetItem& it = req.items[i];
     // From here on a failure cannot be reported in this frame: the connection ends.
-    auto reader = ctx_->engine->OpenObject(ns->bucket(), ns->ObjectKey(it.key));
-    if (!reader.ok()) return reader.status().WithContext("kv get: block deleted while read");
-    const object::ObjectRecord& rec = (*reader)->record();
+    auto opened = ctx_->engine->OpenObject(ns->bucket(), ns->ObjectKey(it.key));
+    if (!opened.ok()) return opened.status().WithContext("kv get: block deleted while read");
+    object::ObjectReader* reader = opened->get();
+    if (WireStatus st = Unseal(*ctx_, reader); st != WireStatus::kOk) {
+      // Encrypted, and not caught by CheckBlockKeys (the bucket's default
+      // encryption was removed after the block was written, or the key was
+      // disabled just now).
+      return Status(Code::kUnavailable, "kv get: the key of encrypted block " + ns->ObjectKey(it.key) +
+                                            " cannot be had: " + std::string(WireStatusName(st)));
+    }
+    const object::ObjectRecord& rec = reader->record();
     if (rec.size_bytes < it.offset + results[i].length) {
       return Corruption("kv get: block " + ns->ObjectKey(it.key) + " was replaced through S3");
     }
     uint64_t off = it.offset;
     uint64_t left = results[i].length;
-    const int fd = (*reader)->UnverifiedFd();
+    const int fd = reader->UnverifiedFd();  // -1 for an encrypted block
     // Counted before the bytes go out: a client that has received them and
     // then asks for STATS (on any connection) must find them counted. A
     // send that fails ends the connection; its block is then over-counted.
     ns->bytes_served.fetch_add(results[i].length, std::memory_order_relaxed);
     op_bytes_ += results[i].length;
-    if (rec.is_inline) {
+    if (rec.is_inline && !rec.sse.on()) {
       std::string_view parts[2] = {out_, std::string_view(rec.inline_data).substr(off, left)};
       RETURN_IF_ERROR(conn_->WriteAll(parts));
       out_.clear();
@@ -179,7 +279,7 @@ Status Session::SendGetReply(const FrameHeader& h, Namespace* ns, const proto::G
         size_t want = std::min<uint64_t>(left, chunk_bytes);
         size_t got = 0;
         while (got < want) {
-          ASSIGN_OR_RETURN(size_t r, (*reader)->ReadAt(off + got, chunk_.get() + got, want - got));
+          ASSIGN_OR_RETURN(size_t r, reader->ReadAt(off + got, chunk_.get() + got, want - got));
           if (r == 0) return Corruption("kv get: short object " + rec.file_id);
           got += r;
         }
@@ -349,6 +449,11 @@ Result<WireStatus> Session::ReceiveBlock(Namespace* ns, const proto::PutItem& it
   }
   object::WriteOptions options;
   options.md5 = false;
+  if (WireStatus sealed = SealWith(*ctx_, ns->bucket(), ns->ObjectKey(item.key), &options);
+      sealed != WireStatus::kOk) {
+    RETURN_IF_ERROR(Skip(item.length));
+    return sealed;
+  }
   auto made =
       ctx_->engine->NewWriter(ns->bucket(), ns->ObjectKey(item.key), headers, std::move(options));
   if (!made.ok()) {

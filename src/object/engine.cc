@@ -207,7 +207,8 @@ Result<ObjectRecord> ObjectWriter::Commit(
   rec.size_bytes = size_bytes_;
   if (!options_.md5 && etag_.empty() && !delete_marker_) return Internal("commit without an ETag");
   rec.etag = options_.md5 ? HexEncode(Md5()) : etag_;
-  if (cipher_ && (sse_.mode == SseMode::kKms || sse_.mode == SseMode::kCustomer)) {
+  // Masked only where it would be the MD5 (the KV tier's CRC-based ETags stay).
+  if (cipher_ && options_.md5 && (sse_.mode == SseMode::kKms || sse_.mode == SseMode::kCustomer)) {
     rec.etag = HexEncode(cipher_->MaskedEtag(Md5()));
   }
   rec.sse = sse_;

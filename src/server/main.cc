@@ -750,6 +750,7 @@ int RunServer(const Config& cfg) {
     kvo.port = static_cast<uint16_t>(cfg.kv_listen_port);
     kvo.region = cfg.region;
     kvo.energy = &meter;
+    kvo.kms = kms->get();  // namespaces whose bucket has default encryption
     kvo.worker_threads = cfg.kv_workers;
     kvo.max_connections = static_cast<size_t>(cfg.kv_max_connections);
     kvo.max_connections_per_address = static_cast<size_t>(cfg.kv_max_connections_per_ip);

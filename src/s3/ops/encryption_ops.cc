@@ -33,10 +33,6 @@ OpResult PutBucketEncryption(OpContext& ctx) {
   auto body = ReadSmallBody(ctx, 64 * 1024);
   if (auto* e = std::get_if<Error>(&body)) return *e;
   if (auto e = CheckBodyIntegrity(ctx, std::get<std::string>(body), /*required=*/false)) return *e;
-  if (IsReservedBucketName(ctx.route.bucket)) {
-    return MakeError(ErrorCode::kInvalidBucketState,
-                     "KV-cache buckets cannot have default encryption (not yet supported)");
-  }
   auto conf = ParseEncryptionConfiguration(std::get<std::string>(body));
   if (!conf || !conf->has_default) return MakeError(ErrorCode::kMalformedXML);
   object::SseMode mode;

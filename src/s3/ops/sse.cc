@@ -99,9 +99,7 @@ std::variant<std::string, Error> EncryptionContext(const OpContext& ctx, const h
       context[it.key()] = it.value().get<std::string>();
     }
   }
-  if (context.empty()) {
-    context["aws:s3:arn"] = "arn:aws:s3:::" + ctx.route.bucket + "/" + ctx.route.key;
-  }
+  if (context.empty()) return kms::KeyService::DefaultContext(ctx.route.bucket, ctx.route.key);
   return nlohmann::json(context).dump();
 }
 
