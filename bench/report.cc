@@ -35,6 +35,8 @@ std::string FormatValue(Unit unit, double v) {
       return Printf("%.2f ms", v);
     case Unit::kMicroseconds:
       return Printf("%.1f us", v);
+    case Unit::kCores:
+      return Printf("%.2f cores", v);
   }
   return "?";
 }
@@ -50,6 +52,8 @@ std::string FormatRun(Unit unit, double v) {
       return Printf("%.2f", v);
     case Unit::kMicroseconds:
       return Printf("%.1f", v);
+    case Unit::kCores:
+      return Printf("%.2f", v);
   }
   return "?";
 }

@@ -18,6 +18,7 @@ enum class Unit {
   kOpsPerSecond,
   kMilliseconds,  // latency figures (listing pages)
   kMicroseconds,  // short latency figures (KV LOOKUP)
+  kCores,         // CPU-seconds per second of wall clock (how many cores were busy)
 };
 
 // How a row relates to a limit measured in the same run.

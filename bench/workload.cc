@@ -138,6 +138,17 @@ double ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+double MachineBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;  // "cpu": the sum over all CPUs
+  if (cpu != "cpu") throw BenchError("cannot read /proc/stat");
+  unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+  for (auto& x : v) in >> x;
+  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  return static_cast<double>(busy) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 double NowSeconds() { return static_cast<double>(ToNs(Clock::now().time_since_epoch())) / 1e9; }
 
 }  // namespace strata::bench

@@ -42,5 +42,8 @@ double ThreadCpuSeconds();
 // User + system CPU seconds of all threads of process `pid` so far
 // (/proc/PID/stat, clock-tick resolution).
 double ProcessCpuSeconds(pid_t pid);
+// CPU-seconds the whole machine has spent busy since boot (/proc/stat: every
+// state but idle and iowait, all CPUs): load generator, server and kernel.
+double MachineBusySeconds();
 
 }  // namespace strata::bench

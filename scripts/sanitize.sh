@@ -70,6 +70,7 @@ tsan)
   tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
   tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
   tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*:ReadAheadTest.*:HashTest.*"
+  tsan_filter+=":KvEncryptionTest.*:ExternalKeyTest.*"
   tsan_filter+=":ScannerTest.*:MoveTest.*:RemoteStoreTest.*:ArchiveStoreTest.*:Audit*:NotifierTest.*"
   tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
   # halt_on_error: the first race fails the run (exit 66) with its report.

@@ -123,6 +123,14 @@ bool ChunkCipher::Open(uint64_t index, bool last, std::string_view sealed, char*
   return ok;
 }
 
+std::unique_ptr<ChunkCipher> ChunkCipher::Clone() const {
+  std::unique_ptr<ChunkCipher> c(new ChunkCipher());
+  std::memcpy(c->key_, key_, sizeof key_);
+  c->aad_ = aad_;
+  c->identity_bytes_ = identity_bytes_;
+  return c;
+}
+
 std::string ChunkCipher::MaskedEtag(std::string_view md5) const {
   std::string msg = "etag";
   msg.append(md5);

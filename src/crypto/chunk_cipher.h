@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -61,14 +62,17 @@ class ChunkCipher {
   // An ETag that is not the plaintext's MD5 (SSE-C and SSE-KMS, as AWS):
   // HMAC-SHA256(file key, "etag" | md5) cut to 16 bytes.
   std::string MaskedEtag(std::string_view md5) const;
+  // The same file key and identity with contexts of its own (for another thread).
+  std::unique_ptr<ChunkCipher> Clone() const;
 
  private:
+  ChunkCipher() = default;
   void Aad(uint64_t index, bool last);
   // The contexts are made on first use: a reader only opens, a writer only seals.
   EVP_CIPHER_CTX* Context(bool seal);
   unsigned char key_[32];
   std::string aad_;  // identity | index | last
-  size_t identity_bytes_;
+  size_t identity_bytes_ = 0;
   EVP_CIPHER_CTX* seal_ = nullptr;
   EVP_CIPHER_CTX* open_ = nullptr;
 };

@@ -70,25 +70,6 @@ class EncryptionTest : public PlainEngineTest {
     for (it->Seek(""); it->Valid(); it->Next()) all.append(it->value());
     return all;
   }
-  std::string FileBytes(const std::string& path) {
-    auto f = mem_->NewReadableFile(path);
-    std::string s(f.ok() ? (*f)->Size() : 0, '\0');
-    if (f.ok()) (void)(*f)->ReadAt(0, s.data(), s.size());
-    return s;
-  }
-  std::string DataPath(const std::string& id) {
-    return "/data/objects/" + id.substr(0, 2) + "/" + id;
-  }
-  void FlipByte(const std::string& path, size_t at) {
-    std::string s = FileBytes(path);
-    ASSERT_LT(at, s.size());
-    s[at] ^= 0x01;
-    auto w = mem_->NewWritableFile(path);
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->Append(s).ok());
-    ASSERT_TRUE((*w)->Sync().ok());
-    ASSERT_TRUE((*w)->Close().ok());
-  }
 
   const std::string key_ = RandomBytes(32);
 };

@@ -369,6 +369,23 @@ Result<size_t> ObjectReader::ReadAt(uint64_t offset, char* buf, size_t n) const 
   return files_[i]->ReadAt(in_part, buf, n);
 }
 
+Result<std::unique_ptr<ObjectReader>> ObjectReader::Fork() const {
+  std::unique_ptr<ObjectReader> r(new ObjectReader());
+  r->record_ = record_;
+  r->bucket_ = bucket_;
+  r->key_ = key_;
+  r->part_starts_ = part_starts_;
+  r->store_ = store_;
+  r->file_ids_ = file_ids_;
+  r->file_sizes_ = file_sizes_;
+  for (size_t i = 0; i < file_ids_.size(); ++i) {
+    ASSIGN_OR_RETURN(auto file, store_->Open(file_ids_[i], file_sizes_[i]));
+    r->files_.push_back(std::move(file));
+  }
+  for (const auto& c : ciphers_) r->ciphers_.push_back(c->Clone());
+  return r;
+}
+
 int ObjectReader::UnverifiedFd() const {
   if (record_.is_inline || record_.sse.on() || !record_.parts.empty() || files_.size() != 1) return -1;
   return files_[0]->UnverifiedFd();

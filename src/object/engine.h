@@ -161,6 +161,10 @@ class ObjectReader {
   // (storage::DataReader::UnverifiedFd); -1 for inline, multipart and
   // erasure-coded objects.
   int UnverifiedFd() const;
+  // Another reader of the same version, for a second thread: its own data
+  // files (opened again), buffers and ciphers (unlocked if this one is).
+  // NotFound if the version's data went away meanwhile.
+  Result<std::unique_ptr<ObjectReader>> Fork() const;
 
  private:
   friend class ObjectEngine;
@@ -170,6 +174,9 @@ class ObjectReader {
   ObjectRecord record_;
   std::string bucket_, key_;
   mutable std::vector<std::unique_ptr<storage::DataReader>> files_;  // one, or one per part
+  storage::DataStore* store_ = nullptr;  // where files_ were opened (Fork)
+  std::vector<std::string> file_ids_;    // and as what
+  std::vector<uint64_t> file_sizes_;
   std::vector<uint64_t> part_starts_;                     // offset of each part
   mutable std::vector<std::unique_ptr<crypto::ChunkCipher>> ciphers_;  // per data file, once unlocked
   // Sealed bytes read from a data file (inline data is opened in place) and

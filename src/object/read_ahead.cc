@@ -54,14 +54,23 @@ size_t PieceBuffer::Pooled() {
 }
 
 ReadAhead::ReadAhead(const ObjectReader& reader, uint64_t offset, uint64_t end)
-    : reader_(reader), end_(end), offset_(offset) {
-  const uint64_t left = end > offset ? end - offset : 0;
-  inline_ = left <= kPieceBytes;
+    : reader_(reader), start_(offset), end_(std::max(offset, end)) {
+  inline_ = end_ - start_ <= kPieceBytes;
   if (inline_) return;  // Next reads it: a thread costs more than it would save
-  const size_t pieces =
-      static_cast<size_t>(std::min<uint64_t>(kPieces, (left + kPieceBytes - 1) / kPieceBytes));
+  std::vector<const ObjectReader*> readers = {&reader_};
+  if (reader_.record().sse.on() && PieceCount() > 2) {
+    // A failed fork (the data went away) leaves one helper: its reads then
+    // fail the same way, in order.
+    if (auto fork = reader_.Fork(); fork.ok()) {
+      fork_ = std::move(fork).value();
+      readers.push_back(fork_.get());
+    }
+  }
+  const size_t pieces = static_cast<size_t>(
+      std::min<uint64_t>(kPieces + readers.size() - 1, PieceCount()));
   for (size_t i = 0; i < pieces; ++i) free_.push_back(Piece{PieceBuffer::Take(), 0});
-  helper_ = std::thread([this] { Run(); });
+  running_ = readers.size();
+  for (const ObjectReader* r : readers) helpers_.emplace_back([this, r] { Run(r); });
 }
 
 ReadAhead::~ReadAhead() {
@@ -70,56 +79,53 @@ ReadAhead::~ReadAhead() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (helper_.joinable()) helper_.join();
+  for (std::thread& t : helpers_) t.join();
 }
 
-Status ReadAhead::Fill(Piece& piece) {
+Status ReadAhead::Fill(const ObjectReader& reader, uint64_t index, Piece& piece) const {
   // A piece is filled completely (ReadAt stops at part ends: loop).
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(kPieceBytes, end_ - offset_));
+  const uint64_t at = start_ + index * kPieceBytes;
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(kPieceBytes, end_ - at));
   piece.size = 0;
-  Status failed;
   while (piece.size < want) {
-    auto n = reader_.ReadAt(offset_ + piece.size, piece.data.data() + piece.size, want - piece.size);
-    if (!n.ok()) {
-      failed = n.status();
-      break;
-    }
-    if (*n == 0) {
-      failed = Corruption("object data ended early");
-      break;
-    }
+    auto n = reader.ReadAt(at + piece.size, piece.data.data() + piece.size, want - piece.size);
+    if (!n.ok()) return n.status();
+    if (*n == 0) return Corruption("object data ended early");
     piece.size += *n;
   }
-  offset_ += piece.size;
-  return failed;
+  return Status::OK();
 }
 
-void ReadAhead::Run() {
+void ReadAhead::Run(const ObjectReader* reader) {
   LowerThisThreadPriority();  // bulk bytes: small requests go first on busy cores
   while (true) {
     Piece piece;
+    uint64_t index;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !free_.empty(); });
-      if (stop_) return;
+      cv_.wait(lock, [&] { return stop_ || !free_.empty() || next_fill_ >= PieceCount(); });
+      if (stop_ || next_fill_ >= PieceCount() || failed_at_ != UINT64_MAX) {
+        --running_;
+        cv_.notify_all();
+        return;
+      }
       piece = std::move(free_.back());
       free_.pop_back();
+      index = next_fill_++;
     }
-    if (offset_ >= end_) {
-      std::lock_guard lock(mu_);
-      done_ = true;
-      cv_.notify_all();
-      return;
-    }
-    Status failed = Fill(piece);
+    Status failed = Fill(*reader, index, piece);
     std::lock_guard lock(mu_);
     if (!failed.ok()) {
-      status_ = failed;
-      done_ = true;
+      if (index < failed_at_) {
+        failed_at_ = index;
+        status_ = failed;
+      }
+      free_.push_back(std::move(piece));
+      --running_;
       cv_.notify_all();
       return;
     }
-    filled_.push_back(std::move(piece));
+    filled_.emplace(index, std::move(piece));
     cv_.notify_all();
   }
 }
@@ -127,30 +133,34 @@ void ReadAhead::Run() {
 Result<std::string_view> ReadAhead::Next() {
   if (inline_) {  // one piece or less, read here (no helper, no locking)
     if (!status_.ok()) return status_;
-    if (offset_ >= end_) return std::string_view();
+    if (next_take_ > 0 || start_ >= end_) return std::string_view();
     if (!current_.data) current_.data = PieceBuffer::Take();
-    status_ = Fill(current_);
+    status_ = Fill(reader_, 0, current_);
     if (!status_.ok()) return status_;
+    next_take_ = 1;
     return std::string_view(current_.data.data(), current_.size);
   }
   std::unique_lock lock(mu_);
   if (current_.data) {
-    // The piece returned last is consumed: its buffer goes back to the helper.
+    // The piece returned last is consumed: its buffer goes back to the helpers.
     free_.push_back(std::move(current_));
     current_ = Piece{};
     cv_.notify_all();
   }
-  cv_.wait(lock, [&] { return !filled_.empty() || done_; });
-  if (!filled_.empty()) {
-    current_ = std::move(filled_.front());
-    filled_.pop_front();
+  if (next_take_ >= PieceCount()) return std::string_view();
+  // Pieces are taken in order, so the one waited for was taken by a helper
+  // that holds a buffer for it (or failed at or before it).
+  cv_.wait(lock, [&] {
+    return filled_.count(next_take_) || failed_at_ <= next_take_ || running_ == 0;
+  });
+  if (auto it = filled_.find(next_take_); it != filled_.end()) {
+    current_ = std::move(it->second);
+    filled_.erase(it);
+    ++next_take_;
     return std::string_view(current_.data.data(), current_.size);
   }
-  if (!status_.ok()) {
-    Status st = status_;
-    return st;
-  }
-  return std::string_view();
+  if (!status_.ok()) return status_;
+  return Status(Code::kInternal, "read-ahead helpers stopped before the range was read");
 }
 
 }  // namespace strata::object

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "crypto/chunk_cipher.h"
 #include "io/mem_fs.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
@@ -125,6 +126,52 @@ TEST_F(ReadAheadTest, AnErrorEndsTheRangeAndAStoppedConsumerJoins) {
     ASSERT_TRUE(first.ok());
     EXPECT_EQ(first->size(), ReadAhead::kPieceBytes);
   }  // destroyed mid-range: the helper stops and is joined
+}
+
+// An encrypted range of more than two pieces is decrypted by two helpers
+// taking pieces in turn; the consumer still gets them in order, and a chunk
+// that does not authenticate ends the range exactly where it lies.
+TEST_F(ReadAheadTest, EncryptedRangesAreDecryptedByTwoHelpersInOrder) {
+  WriteOptions sse;
+  sse.sse.mode = SseMode::kS3;
+  sse.sse.wrapped_key = "w";
+  sse.data_key = std::string(32, 'k');
+  const std::string plain = Put("plain2", 6 * ReadAhead::kPieceBytes);
+  const std::string enc = Put("enc2", 6 * ReadAhead::kPieceBytes + 99, sse);
+  auto p = engine_->OpenObject("b", "plain2");
+  auto e = engine_->OpenObject("b", "enc2");
+  ASSERT_TRUE(p.ok() && e.ok());
+  ASSERT_TRUE((*e)->Unlock(std::string(32, 'k')).ok());
+  {
+    ReadAhead ahead(**p, 0, plain.size());
+    EXPECT_EQ(ahead.helpers(), 1u);
+    EXPECT_TRUE(Drain(ahead) == plain);
+  }
+  for (int round = 0; round < 5; ++round) {
+    ReadAhead ahead(**e, 5, enc.size());
+    EXPECT_EQ(ahead.helpers(), ReadAhead::kDecryptHelpers);
+    EXPECT_TRUE(Drain(ahead) == enc.substr(5));
+  }
+  {
+    ReadAhead two_pieces(**e, 0, 2 * ReadAhead::kPieceBytes);  // not worth a second reader
+    EXPECT_EQ(two_pieces.helpers(), 1u);
+    EXPECT_TRUE(Drain(two_pieces) == enc.substr(0, 2 * ReadAhead::kPieceBytes));
+  }
+  // Damage a chunk in the middle of piece 3 (3.5 MiB in): pieces 0-2 arrive
+  // whole, then the error, never the damaged piece.
+  const std::string path = DataPath((*e)->record().file_id);
+  const size_t chunk = (3 * ReadAhead::kPieceBytes + ReadAhead::kPieceBytes / 2) / crypto::kChunkBytes;
+  FlipByte(path, chunk * crypto::kSealedChunkBytes + 20);
+  auto damaged = engine_->OpenObject("b", "enc2");
+  ASSERT_TRUE(damaged.ok());
+  ASSERT_TRUE((*damaged)->Unlock(std::string(32, 'k')).ok());
+  for (int round = 0; round < 5; ++round) {
+    ReadAhead ahead(**damaged, 0, enc.size());
+    Status failed;
+    EXPECT_TRUE(Drain(ahead, &failed) == enc.substr(0, 3 * ReadAhead::kPieceBytes));
+    EXPECT_EQ(failed.code(), Code::kCorruption);
+    EXPECT_FALSE(ahead.Next().ok());  // stays failed
+  }
 }
 
 }  // namespace

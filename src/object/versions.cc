@@ -112,6 +112,9 @@ Result<std::unique_ptr<ObjectReader>> ObjectEngine::OpenVersion(const std::strin
       return Unavailable("the pool " + pool + " of " + bucket + "/" + key + " is not configured");
     }
     Status failed;
+    reader->store_ = store;
+    reader->file_ids_ = files;
+    reader->file_sizes_ = sizes;
     for (size_t i = 0; i < files.size() && failed.ok(); ++i) {
       auto file = store->Open(files[i], sizes[i]);
       if (!file.ok()) {
