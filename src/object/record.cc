@@ -261,6 +261,13 @@ std::optional<std::pair<TrailerKind, std::string_view>> DecodeTrailer(std::strin
   return std::make_pair(static_cast<TrailerKind>(k), trailer.substr(1));
 }
 
+std::string SealIdentity(std::string_view bucket, std::string_view key) {
+  std::string id(bucket);
+  id.push_back('\0');
+  id.append(key);
+  return id;
+}
+
 std::string EncodeObjectRecord(const ObjectRecord& r) {
   std::string out;
   out.push_back(kObjectFormat);

@@ -42,6 +42,10 @@ struct Encryption {
   bool operator==(const Encryption&) const = default;
 };
 
+// What the encrypted chunks of an object are bound to (their associated
+// data, crypto/chunk_cipher.h): bucket '\0' key.
+std::string SealIdentity(std::string_view bucket, std::string_view key);
+
 // SSE-C: whether `key` is the customer's key of `sse` (its salted digest).
 bool CustomerKeyMatches(const Encryption& sse, std::string_view key);
 
