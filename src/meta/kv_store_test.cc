@@ -1,6 +1,8 @@
 #include "meta/kv_store.h"
 #include "meta/mem_store.h"
 
+#include "common/encoding.h"
+
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 #include <stdlib.h>
@@ -217,40 +219,142 @@ TEST_P(KvStoreTest, LatestEntriesReadAsOneKeySpaceWithTheRest) {
   std::filesystem::remove_all(copy);
 }
 
+// The audit trail ('E') is a third family in RocksDB, so the key space is
+// five runs: default, audit, default, latest, default. Every subset of a key
+// set spread over all five, scanned from every key, from just after every
+// key and from every first byte, reads as one ordered key space.
+TEST_P(KvStoreTest, AuditEntriesReadAsOneKeySpaceWithTheRest) {
+  const std::vector<std::string> all = {"",      "A1", "D\xff"s, "E",  "Ea",     "Er\0\0"s,
+                                        "E\xff"s, "F",  "O1",      "Ta", "Tb\0k"s, "U",
+                                        "\xff\xff"s};
+  std::vector<std::string> targets = all;
+  for (const std::string& k : all) targets.push_back(k + '\0');
+  for (int b = 0; b < 256; ++b) targets.emplace_back(1, static_cast<char>(b));
+  for (unsigned mask = 0; mask < (1u << all.size()); mask += 37) {  // 222 of the 8192 subsets
+    std::vector<std::string> keys;
+    WriteBatch w;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (mask & (1u << i)) {
+        keys.push_back(all[i]);
+        w.Put(all[i], "v");
+      } else {
+        w.Delete(all[i]);
+      }
+    }
+    ASSERT_TRUE(store_->Write(w, /*sync=*/false).ok());
+    for (const std::string& t : targets) {
+      std::vector<std::string> want;
+      for (const std::string& k : keys) {
+        if (k >= t) want.push_back(k);
+      }
+      ASSERT_EQ(ScanFrom(t), want) << "mask " << mask << ", from " << ::testing::PrintToString(t);
+    }
+  }
+  // One snapshot across the three families.
+  WriteBatch w;
+  w.Put("Er1", "a");
+  w.Put("O1", "a");
+  w.Put("Ta", "a");
+  ASSERT_TRUE(store_->Write(w, /*sync=*/true).ok());
+  auto before = store_->NewIterator();
+  WriteBatch d;
+  d.Delete("Er1");
+  d.Put("Er2", "b");
+  d.Delete("Ta");
+  ASSERT_TRUE(store_->Write(d, /*sync=*/true).ok());
+  std::vector<std::string> seen;
+  for (before->Seek("E"); before->Valid(); before->Next()) seen.emplace_back(before->key());
+  EXPECT_TRUE(std::find(seen.begin(), seen.end(), "Er1") != seen.end());
+  EXPECT_TRUE(std::find(seen.begin(), seen.end(), "Ta") != seen.end());
+  EXPECT_TRUE(std::find(seen.begin(), seen.end(), "Er2") == seen.end());
+  before.reset();
+  EXPECT_EQ(Get("Er2"), "b");
+  EXPECT_FALSE(Get("Er1").has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(All, KvStoreTest, ::testing::Values("rocksdb", "mem"),
                          [](const auto& info) { return info.param; });
 
-// A metadata store written before the "latest" column family existed (one
-// family only) opens, keeps its keys, and takes latest-version entries.
-TEST(RocksDbStoreTest, OpensAStoreWrittenBeforeTheLatestFamily) {
-  char tmpl[] = "/tmp/strata_kv_upgrade.XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  {
-    rocksdb::Options options;
-    options.create_if_missing = true;
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(options, dir, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "Oold", "kept").ok());
-  }
-  for (int open = 0; open < 2; ++open) {
-    auto store = OpenRocksDbStore(dir);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    auto old = (*store)->Get("Oold");
-    ASSERT_TRUE(old.ok() && old->has_value());
-    EXPECT_EQ(**old, "kept");
-    if (open == 0) {
-      WriteBatch b;
-      b.Put("Tb\0k"s, "latest");
-      ASSERT_TRUE((*store)->Write(b, /*sync=*/true).ok());
-    } else {
-      auto t = (*store)->Get("Tb\0k"s);
-      ASSERT_TRUE(t.ok() && t->has_value());
-      EXPECT_EQ(**t, "latest");
+// A metadata store written before the "latest" and "audit" column families
+// existed (one family only, as sessions before 21 wrote it; or default and
+// "latest", as sessions 21 and 22 did) opens, keeps every key — the audit
+// trail's and latest entries written into "default" included, more than one
+// move batch of them — and takes new keys of each family.
+TEST(RocksDbStoreTest, OpensAStoreWrittenBeforeItsFamilies) {
+  for (bool with_latest : {false, true}) {
+    SCOPED_TRACE(with_latest ? "default + latest" : "default only");
+    char tmpl[] = "/tmp/strata_kv_upgrade.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::vector<std::string> audit_keys;
+    for (int i = 0; i < 5000; ++i) {
+      std::string k = "Er";
+      PutFixed64BE(&k, i);
+      audit_keys.push_back(k);
     }
+    {
+      rocksdb::Options options;
+      options.create_if_missing = true;
+      options.create_missing_column_families = true;
+      std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+          {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()}};
+      if (with_latest) families.emplace_back("latest", rocksdb::ColumnFamilyOptions());
+      std::vector<rocksdb::ColumnFamilyHandle*> handles;
+      rocksdb::DB* raw = nullptr;
+      ASSERT_TRUE(rocksdb::DB::Open(options, dir, families, &handles, &raw).ok());
+      std::unique_ptr<rocksdb::DB> db(raw);
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "Oold", "kept").ok());
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "Zlast", "kept").ok());
+      for (const std::string& k : audit_keys) ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), k, k).ok());
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), handles.back(), "Tb\0old"s, "t").ok());
+      for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    }
+    for (int open = 0; open < 2; ++open) {
+      auto store = OpenRocksDbStore(dir);
+      ASSERT_TRUE(store.ok()) << store.status().ToString();
+      std::vector<std::string> seen;
+      auto it = (*store)->NewIterator();
+      for (it->Seek(""); it->Valid(); it->Next()) seen.emplace_back(it->key());
+      ASSERT_TRUE(it->status().ok());
+      it.reset();
+      std::vector<std::string> want = audit_keys;
+      want.push_back("Oold");
+      want.push_back("Tb\0old"s);
+      if (open == 1) want.push_back("Tb\0k"s);
+      want.push_back("Zlast");
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(seen, want);
+      auto e = (*store)->Get(audit_keys[4999]);
+      ASSERT_TRUE(e.ok() && e->has_value());
+      EXPECT_EQ(**e, audit_keys[4999]);
+      if (open == 0) {
+        WriteBatch b;
+        b.Put("Tb\0k"s, "latest");
+        ASSERT_TRUE((*store)->Write(b, /*sync=*/true).ok());
+      } else {
+        auto t = (*store)->Get("Tb\0k"s);
+        ASSERT_TRUE(t.ok() && t->has_value());
+        EXPECT_EQ(**t, "latest");
+      }
+    }
+    // The audit keys left "default": a plain RocksDB read of it no longer finds them.
+    {
+      rocksdb::DB* raw = nullptr;
+      std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+          {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+          {"latest", rocksdb::ColumnFamilyOptions()},
+          {"audit", rocksdb::ColumnFamilyOptions()}};
+      std::vector<rocksdb::ColumnFamilyHandle*> handles;
+      ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir, families, &handles, &raw).ok());
+      std::unique_ptr<rocksdb::DB> db(raw);
+      std::string v;
+      EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), handles[0], audit_keys[0], &v).IsNotFound());
+      EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), handles[2], audit_keys[0], &v).ok());
+      EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), handles[0], "Oold", &v).ok());
+      for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    }
+    std::filesystem::remove_all(dir);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RocksDbStoreTest, OpenFailureIsAnError) {

@@ -51,108 +51,155 @@ Status FromRocks(const rocksdb::Status& s) {
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
-// What NewIterator returns when RocksDB cannot make one: never valid, and
-// says why.
-class FailedIterator : public KvIterator {
- public:
-  explicit FailedIterator(Status s) : s_(std::move(s)) {}
-  void Seek(std::string_view) override {}
-  bool Valid() const override { return false; }
-  void Next() override {}
-  std::string_view key() const override { return {}; }
-  std::string_view value() const override { return {}; }
-  Status status() const override { return s_; }
-
- private:
-  Status s_;
+// The open database and its column families. Two kinds of keys have a
+// family of their own, each a whole registry prefix (keys.h): the
+// latest-version entries ('T', "latest"), and the audit trail ('E', "audit"),
+// whose four keys per audited change would otherwise fill the memtable every
+// object lookup descends. Everything else is in "default". Shared by the
+// store and its iterators, so an iterator never outlives it.
+struct Family {
+  const char* name;
+  char prefix;  // 0: the default family
 };
+constexpr Family kFamilies[] = {{"default", 0}, {"latest", kLatestPrefix}, {"audit", kAuditPrefix}};
+constexpr size_t kFamilyCount = std::size(kFamilies);
 
-// The open database and its column families: "default" for every key but
-// the latest-version entries, "latest" for those (kLatestPrefix, keys.h).
-// Shared by the store and its iterators, so an iterator never outlives it.
+size_t FamilyOf(std::string_view key) {
+  if (key.empty()) return 0;
+  for (size_t f = 1; f < kFamilyCount; ++f) {
+    if (key[0] == kFamilies[f].prefix) return f;
+  }
+  return 0;
+}
+
 struct Db {
   std::unique_ptr<rocksdb::DB> db;
-  rocksdb::ColumnFamilyHandle* latest = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // as opened: default, latest
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // in kFamilies' order
   ~Db() {
     for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     db.reset();
   }
-  rocksdb::ColumnFamilyHandle* For(std::string_view key) const {
-    return !key.empty() && key[0] == kLatestPrefix ? latest : db->DefaultColumnFamily();
-  }
+  rocksdb::ColumnFamilyHandle* For(std::string_view key) const { return handles[FamilyOf(key)]; }
 };
 
-// One ordered view of both column families, as of one moment (RocksDB's
-// NewIterators reads them at the same sequence number). Their keys never
-// interleave: every 'T' key is in "latest", every other key in "default", so
-// the view is the default keys below "T", then the 'T' keys, then the default
-// keys above them. A Seek therefore positions only the family its key falls
-// in; the other is seeked (to the same key) only when the scan runs out of
-// the first or crosses into the other's range — most scans stay within one
-// prefix and never pay for the second.
+// The key space cut where the families change: a run of first bytes that
+// one family holds. Default holds the runs between the others' prefixes.
+struct Segment {
+  int first, last;  // first bytes, inclusive
+  size_t family;
+};
+std::vector<Segment> MakeSegments() {
+  std::vector<Segment> out;
+  for (int b = 0; b < 256; ++b) {
+    size_t f = FamilyOf(std::string_view(reinterpret_cast<const char*>(&b), 1));
+    if (!out.empty() && out.back().family == f) {
+      out.back().last = b;
+    } else {
+      out.push_back({b, b, f});
+    }
+  }
+  return out;
+}
+struct SegmentMap {
+  std::vector<Segment> segments;
+  uint8_t of[256];  // first byte -> its segment
+};
+const SegmentMap& Segments() {
+  static const SegmentMap map = [] {
+    SegmentMap m;
+    m.segments = MakeSegments();
+    for (size_t i = 0; i < m.segments.size(); ++i) {
+      for (int b = m.segments[i].first; b <= m.segments[i].last; ++b) m.of[b] = static_cast<uint8_t>(i);
+    }
+    return m;
+  }();
+  return map;
+}
+size_t SegmentOf(std::string_view key) {
+  return Segments().of[key.empty() ? 0 : static_cast<unsigned char>(key[0])];
+}
+
+// One ordered view of all column families, as of one moment: the iterator
+// takes a RocksDB snapshot when it is made and reads every family at it.
+// The families' keys never interleave — each holds whole first-byte runs
+// (Segments) — so the view is the segments one after the other. A family's
+// RocksDB iterator is made when a scan first enters one of its segments
+// (most scans stay within one prefix, and making an iterator per family up
+// front cost ~1.5k instructions each per scan), and a family already seeked
+// for this scan is, having no keys in between, already where its next
+// segment starts.
 class RocksDbIterator : public KvIterator {
  public:
-  RocksDbIterator(std::shared_ptr<Db> db, std::vector<rocksdb::Iterator*> its)
-      : db_(std::move(db)), main_(its[0]), latest_(its[1]) {}
-  ~RocksDbIterator() override {  // before db_, whatever the member order
-    main_.reset();
-    latest_.reset();
+  explicit RocksDbIterator(std::shared_ptr<Db> db)
+      : db_(std::move(db)), snapshot_(db_->db->GetSnapshot()), its_(kFamilyCount) {}
+  ~RocksDbIterator() override {
+    for (auto& it : its_) it.reset();  // before the snapshot and db_
+    db_->db->ReleaseSnapshot(snapshot_);
   }
 
   void Seek(std::string_view key) override {
     target_.assign(key);
-    const bool in_latest = !key.empty() && key[0] == kLatestPrefix;
-    main_pending_ = in_latest;
-    latest_pending_ = !in_latest;
-    (in_latest ? latest_ : main_)->Seek(ToSlice(key));
-    Pick();
+    seeked_ = 0;
+    segment_ = SegmentOf(key);
+    Enter();
   }
   bool Valid() const override { return current_ != nullptr; }
   void Next() override {
     current_->Next();
-    Pick();
+    if (current_->Valid() && SegmentOf(ToView(current_->key())) == segment_) return;
+    ++segment_;
+    Enter();
   }
   std::string_view key() const override { return ToView(current_->key()); }
   std::string_view value() const override { return ToView(current_->value()); }
   Status status() const override {
-    if (!main_->status().ok()) return FromRocks(main_->status());
-    return FromRocks(latest_->status());
+    for (const auto& it : its_) {
+      if (it && !it->status().ok()) return FromRocks(it->status());
+    }
+    return Status::OK();
   }
 
  private:
-  void Pick() {
-    if (latest_pending_) {
-      // Every default key below "T" comes before every 'T' key.
-      if (main_->Valid() && main_->key().compare(rocksdb::Slice(&kLatestPrefix, 1)) < 0) {
-        current_ = main_.get();
+  rocksdb::Iterator* Of(size_t family) {
+    std::unique_ptr<rocksdb::Iterator>& it = its_[family];
+    if (!it) {
+      rocksdb::ReadOptions options;
+      options.snapshot = snapshot_;
+      it.reset(db_->db->NewIterator(options, db_->handles[family]));
+    }
+    return it.get();
+  }
+
+  // Positions on the first entry of segment_ or a later one.
+  void Enter() {
+    const std::vector<Segment>& segs = Segments().segments;
+    for (; segment_ < segs.size(); ++segment_) {
+      const size_t f = segs[segment_].family;
+      rocksdb::Iterator* it = Of(f);
+      if (!(seeked_ & (1u << f))) {
+        seeked_ |= 1u << f;
+        if (SegmentOf(target_) == segment_) {
+          it->Seek(ToSlice(target_));
+        } else {
+          const char first = static_cast<char>(segs[segment_].first);
+          it->Seek(rocksdb::Slice(&first, 1));
+        }
+      }
+      if (it->Valid() && SegmentOf(ToView(it->key())) == segment_) {
+        current_ = it;
         return;
       }
-      latest_->Seek(ToSlice(target_));
-      latest_pending_ = false;
-    } else if (main_pending_) {
-      // The default keys at or after a 'T' target all come after the 'T' keys.
-      if (latest_->Valid()) {
-        current_ = latest_.get();
-        return;
-      }
-      main_->Seek(ToSlice(target_));
-      main_pending_ = false;
     }
-    const bool a = main_->Valid(), b = latest_->Valid();
-    if (a && b) {
-      current_ = main_->key().compare(latest_->key()) <= 0 ? main_.get() : latest_.get();
-    } else {
-      current_ = a ? main_.get() : b ? latest_.get() : nullptr;
-    }
+    current_ = nullptr;
   }
 
   std::shared_ptr<Db> db_;
-  std::unique_ptr<rocksdb::Iterator> main_, latest_;
+  const rocksdb::Snapshot* snapshot_;
+  std::vector<std::unique_ptr<rocksdb::Iterator>> its_;  // in kFamilies' order, made on first use
+  unsigned seeked_ = 0;                                  // families seeked for this scan (bits)
   rocksdb::Iterator* current_ = nullptr;
-  std::string target_;          // the last Seek's key
-  bool main_pending_ = false;   // main_ not yet seeked to target_
-  bool latest_pending_ = false; // latest_ not yet seeked to target_
+  size_t segment_ = 0;
+  std::string target_;  // the last Seek's key
 };
 
 class RocksDbStore : public KvStore {
@@ -184,13 +231,7 @@ class RocksDbStore : public KvStore {
   }
 
   std::unique_ptr<KvIterator> NewIterator() override {
-    // Without an explicit snapshot, RocksDB's iterators read the state as of
-    // their creation: the consistent snapshot KvIterator promises, here
-    // across both column families.
-    std::vector<rocksdb::Iterator*> its;
-    rocksdb::Status s = db_->db->NewIterators(rocksdb::ReadOptions(), db_->handles, &its);
-    if (!s.ok()) return std::make_unique<FailedIterator>(FromRocks(s));
-    return std::make_unique<RocksDbIterator>(db_, std::move(its));
+    return std::make_unique<RocksDbIterator>(db_);
   }
 
   Status Checkpoint(const std::string& dir) override {
@@ -273,13 +314,48 @@ rocksdb::Options MetadataOptions() {
 //  - a listing steps over up to 64 hidden entries of a key with Next before
 //    it re-seeks (default 8): right after a burst a key has one per level-0
 //    file and a few in the memtable, and a re-seek costs more than that.
-constexpr char kLatestFamily[] = "latest";
 constexpr size_t kLatestWriteBuffer = 1 << 20;
 constexpr uint64_t kLatestSkips = 64;
 
+namespace {
+
+// A store written before a family existed has that family's keys in
+// "default", where no read looks any more: move them, a few thousand per
+// atomic batch, so a crash part-way leaves every key in exactly one family
+// and the next open finishes the move. One seek per family when there is
+// nothing to move.
+Status MoveIntoFamilies(Db& db) {
+  rocksdb::ColumnFamilyHandle* from = db.handles[0];
+  for (size_t f = 1; f < kFamilyCount; ++f) {
+    const char prefix = kFamilies[f].prefix;
+    for (;;) {
+      rocksdb::WriteBatch wb;
+      size_t moved = 0;
+      std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), from));
+      for (it->Seek(rocksdb::Slice(&prefix, 1));
+           it->Valid() && it->key().size() > 0 && it->key()[0] == prefix && moved < 4096;
+           it->Next(), ++moved) {
+        rocksdb::Status s = wb.Put(db.handles[f], it->key(), it->value());
+        if (s.ok()) s = wb.Delete(from, it->key());
+        if (!s.ok()) return FromRocks(s);
+      }
+      if (!it->status().ok()) return FromRocks(it->status());
+      it.reset();
+      if (moved == 0) break;
+      rocksdb::WriteOptions sync;
+      sync.sync = true;
+      RETURN_IF_ERROR(FromRocks(db.db->Write(sync, &wb)));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<KvStore>> OpenRocksDbStore(const std::string& dir) {
   rocksdb::Options options = MetadataOptions();
-  // A store written before the family existed gets it made on open.
+  // A store written before a family existed gets it made on open (and its
+  // keys moved into it, MoveIntoFamilies).
   options.create_missing_column_families = true;
   rocksdb::ColumnFamilyOptions latest(options);
   latest.write_buffer_size = kLatestWriteBuffer;
@@ -291,9 +367,16 @@ Result<std::unique_ptr<KvStore>> OpenRocksDbStore(const std::string& dir) {
   latest.compression = rocksdb::kNoCompression;
   rocksdb::BlockBasedTableOptions table;
   latest.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)},
-      {kLatestFamily, latest}};
+  // The audit trail: appended in seq order, read back by the sealer, verify
+  // and queries; the default family's settings suit it.
+  rocksdb::ColumnFamilyOptions audit(options);
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const Family& f : kFamilies) {
+    families.emplace_back(f.prefix == 0 ? rocksdb::kDefaultColumnFamilyName : f.name,
+                          f.prefix == kLatestPrefix ? latest
+                          : f.prefix == kAuditPrefix ? audit
+                                                     : rocksdb::ColumnFamilyOptions(options));
+  }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(options), dir, families, &handles, &raw);
@@ -301,7 +384,7 @@ Result<std::unique_ptr<KvStore>> OpenRocksDbStore(const std::string& dir) {
   auto db = std::make_shared<Db>();
   db->db.reset(raw);
   db->handles = std::move(handles);
-  db->latest = db->handles[1];
+  if (Status moved = MoveIntoFamilies(*db); !moved.ok()) return moved.WithContext(dir);
   return std::unique_ptr<KvStore>(new RocksDbStore(std::move(db)));
 }
 
