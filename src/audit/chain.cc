@@ -1,6 +1,8 @@
 #include "audit/chain.h"
 
 #include <algorithm>
+#include <map>
+#include <vector>
 #include <memory>
 
 #include "audit/record.h"
@@ -50,6 +52,62 @@ std::string SeqPrefix(std::string key_of_zero) {
   key_of_zero.resize(key_of_zero.size() - 8);
   return key_of_zero;
 }
+
+// Every stored chain hash in seq order: the per-record "Eh" keys of an
+// older trail, then the hash blocks (a seq in both is read once, from its
+// block). A block whose length is not whole hashes yields its tail as one
+// short hash, which matches nothing: verify names that seq altered.
+class HashCursor {
+ public:
+  HashCursor(meta::KvStore& kv, uint64_t from)
+      : legacy_(kv, SeqPrefix(HashKey(0)), from),
+        blocks_(kv, HashBlockPrefix(), from > kHashesPerBlock ? from - kHashesPerBlock : 0) {
+    LoadBlock();
+    while (block_valid() && block_seq() < from) NextBlockEntry();
+    Pick();
+  }
+  bool valid() const { return current_ != kNone; }
+  uint64_t seq() const {
+    return current_ == kLegacy ? legacy_.seq() : current_ == kBlock ? block_seq() : UINT64_MAX;
+  }
+  std::string_view value() const {
+    if (current_ == kLegacy) return legacy_.value();
+    return std::string_view(block_).substr(index_ * kHashBytes, kHashBytes);
+  }
+  void Next() {
+    const uint64_t s = seq();
+    if (legacy_.seq() == s) legacy_.Next();
+    if (block_valid() && block_seq() == s) NextBlockEntry();
+    Pick();
+  }
+  Status status() const {
+    RETURN_IF_ERROR(legacy_.status());
+    return blocks_.status();
+  }
+
+ private:
+  enum Which { kNone, kLegacy, kBlock };
+  bool block_valid() const { return blocks_.valid() && index_ * kHashBytes < block_.size(); }
+  uint64_t block_seq() const { return blocks_.seq() + index_; }
+  void LoadBlock() {
+    index_ = 0;
+    if (blocks_.valid()) block_.assign(blocks_.value());
+  }
+  void NextBlockEntry() {
+    if (++index_ * kHashBytes < block_.size()) return;
+    blocks_.Next();
+    LoadBlock();
+  }
+  void Pick() {
+    const uint64_t a = legacy_.seq(), b = block_valid() ? block_seq() : UINT64_MAX;
+    current_ = b <= a && b != UINT64_MAX ? kBlock : a != UINT64_MAX ? kLegacy : kNone;
+  }
+
+  Cursor legacy_, blocks_;
+  std::string block_;  // the current block's bytes
+  size_t index_ = 0;   // the hash within it
+  Which current_ = kNone;
+};
 
 }  // namespace
 
@@ -101,6 +159,7 @@ std::string EncodeSealState(const SealState& s) {
   out.append(s.hash);
   PutFixed64BE(&out, s.checkpoint_seq);
   PutFixed64BE(&out, static_cast<uint64_t>(s.checkpoint_time_ns));
+  PutFixed64BE(&out, s.block_first);
   return out;
 }
 
@@ -108,11 +167,29 @@ Result<SealState> LoadSealState(meta::KvStore& kv) {
   ASSIGN_OR_RETURN(auto raw, kv.Get(SealStateKey()));
   SealState s;
   if (!raw) return s;
-  if (raw->size() != 8 + kHashBytes + 16) return Corruption("audit seal state: bad size");
+  // 56 bytes: a trail from before hash blocks (no block open).
+  const size_t legacy = 8 + kHashBytes + 16;
+  if (raw->size() != legacy && raw->size() != legacy + 8) {
+    return Corruption("audit seal state: bad size");
+  }
   s.seq = DecodeFixed64BE(raw->data());
   s.hash = raw->substr(8, kHashBytes);
   s.checkpoint_seq = DecodeFixed64BE(raw->data() + 8 + kHashBytes);
   s.checkpoint_time_ns = static_cast<int64_t>(DecodeFixed64BE(raw->data() + 16 + kHashBytes));
+  if (raw->size() == legacy) return s;
+  s.block_first = DecodeFixed64BE(raw->data() + legacy);
+  if (s.block_first == 0) return s;
+  ASSIGN_OR_RETURN(auto block, kv.Get(HashBlockKey(s.block_first)));
+  // The open block must end at the head. One that does not (removed or cut
+  // behind the sealer's back) is left as it is for verify to name; the
+  // chain goes on in a new block.
+  if (block && block->size() % kHashBytes == 0 && s.block_first <= s.seq &&
+      block->size() / kHashBytes == s.seq - s.block_first + 1 &&
+      block->size() <= kHashesPerBlock * kHashBytes) {
+    s.block = std::move(*block);
+  } else {
+    s.block_first = 0;
+  }
   return s;
 }
 
@@ -122,21 +199,63 @@ Result<uint64_t> Seal(meta::KvStore& kv, SealState* state, uint64_t end,
   uint64_t expected = state->seq + 1;
   Cursor records(kv, SeqPrefix(RecordKey(0)), expected);
   auto settled = [&](uint64_t seq) { return seq < end && !in_flight.contains(seq); };
+  std::map<std::string, std::vector<uint64_t>, std::less<>> buckets, identities;
+  bool block_dirty = false;
   while (chained < max && settled(expected)) {
     if (records.seq() == expected) {
       state->hash = ChainHash(state->hash, records.value());
+      std::string_view identity, bucket;
+      if (PeekRecordNames(records.value(), &identity, &bucket)) {  // else verify names it
+        if (!bucket.empty()) {
+          auto it = buckets.find(bucket);
+          if (it == buckets.end()) it = buckets.emplace(std::string(bucket), std::vector<uint64_t>()).first;
+          it->second.push_back(expected);
+        }
+        auto it = identities.find(identity);
+        if (it == identities.end()) {
+          it = identities.emplace(std::string(identity), std::vector<uint64_t>()).first;
+        }
+        it->second.push_back(expected);
+      }
       records.Next();
     } else {  // never committed, and no longer in flight: a gap
       batch->Put(GapKey(expected), "");
       state->hash = GapHash(state->hash, expected);
     }
-    batch->Put(HashKey(expected), state->hash);
+    if (state->block_first == 0 || state->block.size() >= kHashesPerBlock * kHashBytes) {
+      if (block_dirty) batch->Put(HashBlockKey(state->block_first), state->block);
+      state->block_first = expected;
+      state->block.clear();
+    }
+    state->block.append(state->hash);
+    block_dirty = true;
     state->seq = expected++;
     ++chained;
   }
   RETURN_IF_ERROR(records.status());
-  if (chained > 0) batch->Put(SealStateKey(), EncodeSealState(*state));
+  if (chained == 0) return chained;
+  if (block_dirty) batch->Put(HashBlockKey(state->block_first), state->block);
+  for (const auto& [name, seqs] : buckets) {
+    batch->Put(BucketPostingsKey(name, seqs.back()), EncodePostings(seqs));
+  }
+  for (const auto& [name, seqs] : identities) {
+    batch->Put(IdentityPostingsKey(name, seqs.back()), EncodePostings(seqs));
+  }
+  batch->Put(SealStateKey(), EncodeSealState(*state));
   return chained;
+}
+
+Result<std::optional<std::string>> LoadChainHash(meta::KvStore& kv, uint64_t seq) {
+  // The block holding seq starts at most kHashesPerBlock - 1 before it.
+  Cursor blocks(kv, HashBlockPrefix(), seq >= kHashesPerBlock ? seq - kHashesPerBlock + 1 : 0);
+  for (; blocks.valid() && blocks.seq() <= seq; blocks.Next()) {
+    const uint64_t index = seq - blocks.seq();
+    if ((index + 1) * kHashBytes <= blocks.value().size()) {
+      return std::optional<std::string>(blocks.value().substr(index * kHashBytes, kHashBytes));
+    }
+  }
+  RETURN_IF_ERROR(blocks.status());
+  return kv.Get(HashKey(seq));
 }
 
 void AddCheckpoint(std::string_view key, int64_t now_ns, SealState* state,
@@ -146,6 +265,22 @@ void AddCheckpoint(std::string_view key, int64_t now_ns, SealState* state,
   state->checkpoint_seq = c.seq;
   state->checkpoint_time_ns = now_ns;
   batch->Put(SealStateKey(), EncodeSealState(*state));
+}
+
+Result<std::vector<std::string>> LoadChainHashes(meta::KvStore& kv, uint64_t first,
+                                                 uint64_t last) {
+  std::vector<std::string> out;
+  if (first == 0 && last >= first) out.push_back(GenesisHash());  // hash(0)
+  HashCursor hashes(kv, first);
+  for (uint64_t s = std::max<uint64_t>(first, 1); s <= last; ++s) {
+    while (hashes.valid() && hashes.seq() < s) hashes.Next();
+    RETURN_IF_ERROR(hashes.status());
+    if (!hashes.valid() || hashes.seq() != s || hashes.value().size() != kHashBytes) {
+      return NotFound("the chain hash of seq " + std::to_string(s) + " is missing");
+    }
+    out.emplace_back(hashes.value());
+  }
+  return out;
 }
 
 std::string_view ProblemName(Problem p) {
@@ -172,7 +307,7 @@ VerifyReport Verify(meta::KvStore& kv, std::string_view key) {
   if (!state.ok()) return fail(Problem::kAltered, 0, state.status().message());
   Cursor records(kv, SeqPrefix(RecordKey(0)), 1);
   Cursor gaps(kv, SeqPrefix(GapKey(0)), 1);
-  Cursor hashes(kv, SeqPrefix(HashKey(0)), 1);
+  HashCursor hashes(kv, 1);
   Cursor checkpoints(kv, SeqPrefix(CheckpointKey(0)), 1);
   std::string prev = GenesisHash();
   uint64_t expected = 1;

@@ -4,19 +4,26 @@
 // once (group commit), so their order of arrival is not their seq order and
 // a record whose batch failed leaves a hole. The chain is therefore made
 // behind the writers, by the sealer (audit/log.h): for seq = 1, 2, ... it
-// stores hash(seq) = SHA-256(hash(seq-1) || record bytes) under "Eh"; a seq
-// whose write failed or died with the process (never committed, not in
-// flight) becomes a gap marker "Eg", chained as SHA-256(hash(seq-1) || "gap"
-// || BE64 seq). Every N records / T seconds a checkpoint "Ec" signs
-// (seq, time, hash(seq)) with HMAC-SHA256 under the operator's audit key, so
-// rewriting records and recomputing the hashes after them is caught by the
-// first checkpoint at or after the change. docs/audit.md has the whole story.
+// computes hash(seq) = SHA-256(hash(seq-1) || record bytes) and stores it in
+// a hash block ("EH", 64 hashes a key); a seq whose write failed or died
+// with the process (never committed, not in flight) becomes a gap marker
+// "Eg", chained as SHA-256(hash(seq-1) || "gap" || BE64 seq). In the same
+// batch it adds the chained records to their bucket's and identity's
+// posting lists ("EB", "EU": one key per name and pass), which queries walk.
+// Every N records / T seconds a checkpoint "Ec" signs (seq, time, hash(seq))
+// with HMAC-SHA256 under the operator's audit key, so rewriting records and
+// recomputing the hashes after them is caught by the first checkpoint at or
+// after the change. Trails from before session 23 have one "Eh" hash and
+// "Eb"/"Eu" index key per record; they are read as before, never written.
+// docs/audit.md has the whole story.
 #pragma once
 
 #include <cstdint>
 #include <set>
 #include <string>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "meta/kv_store.h"
@@ -46,16 +53,28 @@ struct SealState {
   std::string hash = GenesisHash();  // hash(seq)
   uint64_t checkpoint_seq = 0;       // the latest checkpoint (0: none yet)
   int64_t checkpoint_time_ns = 0;
+  // The hash block being filled: its first seq (0: none; the next hash
+  // starts one) and its hashes so far, first..seq. Only `block_first` is in
+  // "Es"; LoadSealState reads the block.
+  uint64_t block_first = 0;
+  std::string block;
 };
 std::string EncodeSealState(const SealState& s);
 Result<SealState> LoadSealState(meta::KvStore& kv);  // the initial state when absent
 
 // Chains what can be chained after `state`: records and gaps with seq < end,
 // stopping at the first seq still in flight (or after `max` entries). Adds
-// the "Eh" and "Eg" entries and the new "Es" to `batch` and advances `state`.
-// Returns the number of entries chained.
+// the hash blocks, "Eg" gap markers, posting lists and the new "Es" to
+// `batch` and advances `state`. Returns the number of entries chained.
 Result<uint64_t> Seal(meta::KvStore& kv, SealState* state, uint64_t end,
                       const std::set<uint64_t>& in_flight, uint64_t max, meta::WriteBatch* batch);
+
+// hash(seq) as stored (a hash block, or a trail's older per-record key);
+// nullopt when the store has none.
+Result<std::optional<std::string>> LoadChainHash(meta::KvStore& kv, uint64_t seq);
+// hash(first) .. hash(last), in one walk (hash(0): the genesis hash); NotFound
+// naming the first missing.
+Result<std::vector<std::string>> LoadChainHashes(meta::KvStore& kv, uint64_t first, uint64_t last);
 
 // Adds a checkpoint of `state`'s head to `batch` (and records it in state).
 void AddCheckpoint(std::string_view key, int64_t now_ns, SealState* state,

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "audit/log.h"
+#include "audit/query.h"
 #include "audit/record.h"
+#include "common/encoding.h"
 #include "meta/mem_store.h"
 
 namespace strata::audit {
@@ -38,7 +40,9 @@ class AuditChainTest : public ::testing::Test {
       meta::WriteBatch b;
       b.Put("Xdata" + std::to_string(i), "v");
       ASSERT_TRUE(log_->store()->Write(b, true).ok());
-      if (i % 5 == 4) ASSERT_TRUE(log_->Flush().ok());
+      if (i % 5 == 4) {
+        ASSERT_TRUE(log_->Flush().ok());
+      }
     }
     ASSERT_TRUE(log_->Flush(/*checkpoint=*/true).ok());
   }
@@ -53,6 +57,39 @@ class AuditChainTest : public ::testing::Test {
     meta::WriteBatch b;
     b.Delete(key);
     ASSERT_TRUE(kv_->Write(b, true).ok());
+  }
+  // The hash block holding `seq`: its first seq (0: none) and bytes.
+  std::pair<uint64_t, std::string> BlockOf(uint64_t seq) {
+    auto it = kv_->NewIterator();
+    const std::string prefix = HashBlockPrefix();
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      uint64_t first = 0;
+      SeqOfKey(it->key(), &first);
+      if (first <= seq && seq < first + it->value().size() / kHashBytes) {
+        return {first, std::string(it->value())};
+      }
+    }
+    return {0, ""};
+  }
+  void SetHash(uint64_t seq, const std::string& h) {
+    auto [first, block] = BlockOf(seq);
+    ASSERT_NE(first, 0u);
+    block.replace((seq - first) * kHashBytes, kHashBytes, h);
+    Put(HashBlockKey(first), block);
+  }
+  // Takes seq's hash out of its block (the later ones move up a place).
+  void DropHash(uint64_t seq) {
+    auto [first, block] = BlockOf(seq);
+    ASSERT_NE(first, 0u);
+    block.erase((seq - first) * kHashBytes, kHashBytes);
+    Put(HashBlockKey(first), block);
+  }
+  // Cuts the hashes from seq on.
+  void CutHashesFrom(uint64_t seq) {
+    auto [first, block] = BlockOf(seq);
+    ASSERT_NE(first, 0u);
+    block.resize((seq - first) * kHashBytes);
+    Put(HashBlockKey(first), block);
   }
 
   std::unique_ptr<meta::KvStore> kv_;
@@ -92,7 +129,7 @@ TEST_F(AuditChainTest, ADeletedRecordIsRemoved) {
 TEST_F(AuditChainTest, ARecordDeletedWithItsHashIsRemoved) {
   Build(20);
   Del(RecordKey(5));
-  Del(HashKey(5));
+  DropHash(5);
   VerifyReport rep = log_->Verify();
   EXPECT_EQ(rep.problem, Problem::kRemoved) << rep.detail;
   EXPECT_EQ(rep.problem_seq, 5u);
@@ -110,10 +147,8 @@ TEST_F(AuditChainTest, SwappedRecordsAreReordered) {
 
 TEST_F(AuditChainTest, ACutTailIsTruncated) {
   Build(25);
-  for (uint64_t s = 21; s <= 25; ++s) {
-    Del(RecordKey(s));
-    Del(HashKey(s));
-  }
+  for (uint64_t s = 21; s <= 25; ++s) Del(RecordKey(s));
+  CutHashesFrom(21);
   VerifyReport rep = log_->Verify();
   EXPECT_EQ(rep.problem, Problem::kTruncated) << rep.detail;
   EXPECT_EQ(rep.problem_seq, 21u);
@@ -123,9 +158,9 @@ TEST_F(AuditChainTest, ACutTailWithItsCheckpointsAndSealStateIsStillTruncated) {
   Build(25);
   for (uint64_t s = 21; s <= 25; ++s) {
     Del(RecordKey(s));
-    Del(HashKey(s));
     Del(CheckpointKey(s));
   }
+  CutHashesFrom(21);
   VerifyReport rep = log_->Verify();
   EXPECT_EQ(rep.problem, Problem::kTruncated) << rep.detail;  // the seal state still says 25
   Del(SealStateKey());
@@ -147,7 +182,7 @@ TEST_F(AuditChainTest, ARewrittenChainIsCaughtByTheCheckpoint) {
   std::string h = GenesisHash();
   for (uint64_t s = 1; s <= 20; ++s) {
     h = ChainHash(h, Raw(RecordKey(s)));
-    Put(HashKey(s), h);
+    SetHash(s, h);
   }
   VerifyReport rep = log_->Verify();
   EXPECT_EQ(rep.problem, Problem::kCheckpoint) << rep.detail;
@@ -169,6 +204,121 @@ TEST_F(AuditChainTest, AReplacedRecordIsAltered) {
   VerifyReport rep = log_->Verify();
   EXPECT_EQ(rep.problem, Problem::kAltered) << rep.detail;
   EXPECT_EQ(rep.problem_seq, 4u);
+}
+
+TEST_F(AuditChainTest, AFlippedHashByteIsAltered) {
+  Build(20);
+  auto [first, block] = BlockOf(7);
+  ASSERT_EQ(first, 1u);
+  block[6 * kHashBytes + 3] ^= 0x40;
+  Put(HashBlockKey(first), block);
+  VerifyReport rep = log_->Verify();
+  EXPECT_EQ(rep.problem, Problem::kAltered) << rep.detail;
+  EXPECT_EQ(rep.problem_seq, 7u);
+}
+
+// 150 records fill two blocks of 64 and start a third; the sealer's passes
+// (every 5 records here) rewrite the open block, and a reopened log goes on
+// filling it.
+TEST_F(AuditChainTest, HashesFillBlocksOfSixtyFourAcrossPassesAndRestarts) {
+  Build(100);
+  log_.reset();
+  LogOptions o;
+  o.key = kKey;
+  o.checkpoint_every = 10;
+  log_ = std::move(AuditLog::Open(kv_.get(), o).value());
+  Build(50);
+  EXPECT_EQ(BlockOf(1).first, 1u);
+  EXPECT_EQ(BlockOf(64).first, 1u);
+  EXPECT_EQ(BlockOf(65).first, 65u);
+  EXPECT_EQ(BlockOf(128).first, 65u);
+  EXPECT_EQ(BlockOf(150).first, 129u);
+  EXPECT_EQ(BlockOf(150).second.size(), 22 * kHashBytes);
+  std::string h = GenesisHash();
+  for (uint64_t s = 1; s <= 150; ++s) h = ChainHash(h, Raw(RecordKey(s)));
+  EXPECT_EQ(LoadChainHash(*kv_, 150).value().value(), h);
+  EXPECT_FALSE(LoadChainHash(*kv_, 151).value().has_value());
+  auto all = LoadChainHashes(*kv_, 0, 150);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->size(), 151u);
+  EXPECT_EQ(all->front(), GenesisHash());
+  EXPECT_EQ(all->back(), h);
+  VerifyReport rep = log_->Verify();
+  EXPECT_TRUE(rep.ok()) << rep.detail;
+  EXPECT_EQ(rep.records, 150u);
+  // A whole block gone: its first seq's hash is missing.
+  Del(HashBlockKey(65));
+  rep = log_->Verify();
+  EXPECT_EQ(rep.problem, Problem::kRemoved) << rep.detail;
+  EXPECT_EQ(rep.problem_seq, 65u);
+  EXPECT_FALSE(LoadChainHashes(*kv_, 60, 70).ok());
+}
+
+// A trail written before hash blocks and posting lists (one "Eh" hash and
+// "Eb"/"Eu" entry per record, a 56-byte seal state) goes on in the new
+// layout: verify walks both, queries find the records of both.
+TEST_F(AuditChainTest, AnOlderTrailGoesOnInHashBlocks) {
+  log_.reset();
+  std::string h = GenesisHash();
+  int64_t t = 1'000'000'000;
+  for (uint64_t s = 1; s <= 30; ++s) {
+    Record r;
+    r.seq = s;
+    r.time_ns = t++;
+    r.identity = "AKID";
+    r.operation = "PutObject";
+    r.bucket = s % 2 ? "b" : "other";
+    r.key = "old" + std::to_string(s);
+    r.result = "OK";
+    const std::string bytes = EncodeRecord(r);
+    h = ChainHash(h, bytes);
+    meta::WriteBatch b;
+    b.Put(RecordKey(s), bytes);
+    b.Put(HashKey(s), h);
+    b.Put(BucketIndexKey(r.bucket, s), "");
+    b.Put(IdentityIndexKey(r.identity, s), "");
+    ASSERT_TRUE(kv_->Write(b, true).ok());
+  }
+  // Sealed up to 28: 29 and 30 were committed (with their old index entries)
+  // but not chained when the old version stopped.
+  std::string state;
+  PutFixed64BE(&state, 28);
+  std::string h28 = GenesisHash();
+  for (uint64_t s = 1; s <= 28; ++s) h28 = ChainHash(h28, Raw(RecordKey(s)));
+  state += h28;
+  PutFixed64BE(&state, 0);
+  PutFixed64BE(&state, 0);
+  Del(HashKey(29));
+  Del(HashKey(30));
+  Put(SealStateKey(), state);
+
+  LogOptions o;
+  o.key = kKey;
+  o.checkpoint_every = 10;
+  log_ = std::move(AuditLog::Open(kv_.get(), o).value());
+  Build(20);  // seqs 31..50, bucket "b"
+  VerifyReport rep = log_->Verify();
+  EXPECT_TRUE(rep.ok()) << rep.detail;
+  EXPECT_EQ(rep.records, 50u);
+  EXPECT_EQ(BlockOf(29).first, 29u);  // the first block starts where the old chain stopped
+  EXPECT_EQ(LoadChainHash(*kv_, 28).value().value(), h28);
+  QueryFilter f;
+  f.bucket = "b";
+  auto page = Query(*kv_, f);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<uint64_t> seqs;
+  for (const Record& r : page->records) seqs.push_back(r.seq);
+  std::vector<uint64_t> want;
+  for (uint64_t s = 1; s <= 29; s += 2) want.push_back(s);
+  for (uint64_t s = 31; s <= 50; ++s) want.push_back(s);
+  EXPECT_EQ(seqs, want);
+  // Tampering with an old record is still named.
+  std::string r3 = Raw(RecordKey(3));
+  r3.back() ^= 1;
+  Put(RecordKey(3), r3);
+  rep = log_->Verify();
+  EXPECT_EQ(rep.problem, Problem::kAltered) << rep.detail;
+  EXPECT_EQ(rep.problem_seq, 3u);
 }
 
 TEST(AuditChainUnitTest, GapAndRecordHashesDiffer) {

@@ -60,10 +60,9 @@ std::string SegmentObjectName(uint64_t first, uint64_t last) {
 
 Result<std::string> RenderSegment(meta::KvStore& kv, uint64_t first, uint64_t last) {
   if (first == 0 || last < first) return InvalidArgument("empty segment");
-  std::string prev = GenesisHash();
-  if (first > 1) {
-    ASSIGN_OR_RETURN(prev, Must(kv, HashKey(first - 1), "the chain hash", first - 1));
-  }
+  // hash(first - 1) .. hash(last).
+  ASSIGN_OR_RETURN(std::vector<std::string> hashes, LoadChainHashes(kv, first - 1, last));
+  const std::string& prev = hashes[0];
   ASSIGN_OR_RETURN(std::string cp_raw, Must(kv, CheckpointKey(last), "the checkpoint", last));
   ASSIGN_OR_RETURN(Checkpoint cp, DecodeCheckpoint(last, cp_raw));
   std::string out = nlohmann::json{{"segment", 1}, {"first", first}, {"last", last},
@@ -71,7 +70,7 @@ Result<std::string> RenderSegment(meta::KvStore& kv, uint64_t first, uint64_t la
                         .dump() +
                     "\n";
   for (uint64_t s = first; s <= last; ++s) {
-    ASSIGN_OR_RETURN(std::string hash, Must(kv, HashKey(s), "the chain hash", s));
+    const std::string& hash = hashes[s - first + 1];
     ASSIGN_OR_RETURN(auto raw, kv.Get(RecordKey(s)));
     if (raw) {
       out += "{\"seq\":" + std::to_string(s) + ",\"hash\":\"" + HexEncode(hash) +
@@ -129,7 +128,7 @@ SegmentCheck CheckSegment(meta::KvStore& kv, std::string_view key, std::string_v
       header = true;
       // Where the store still holds the hash before the segment, they agree.
       if (c.first > 1) {
-        auto stored = kv.Get(HashKey(c.first - 1));
+        auto stored = LoadChainHash(kv, c.first - 1);
         if (stored.ok() && *stored && **stored != prev) {
           return fail("its start does not continue the trail's chain");
         }
@@ -177,7 +176,7 @@ SegmentCheck CheckSegment(meta::KvStore& kv, std::string_view key, std::string_v
     }
     auto want = HexDecode(hash_hex);
     if (!want || *want != h) return fail("record " + std::to_string(seq) + " breaks the chain");
-    auto stored = kv.Get(HashKey(seq));
+    auto stored = LoadChainHash(kv, seq);
     if (stored.ok() && *stored && **stored != h) {
       return fail("record " + std::to_string(seq) + " differs from the trail's chain");
     }

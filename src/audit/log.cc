@@ -25,11 +25,9 @@ Record FromActor(const Actor& a) {
   return r;
 }
 
-void AddRecord(const Record& r, meta::WriteBatch* b) {
-  b->Put(RecordKey(r.seq), EncodeRecord(r));
-  if (!r.bucket.empty()) b->Put(BucketIndexKey(r.bucket, r.seq), "");
-  b->Put(IdentityIndexKey(r.identity, r.seq), "");
-}
+// The record alone: its hash and posting-list entries are the sealer's
+// (audit/chain.h), one key per change instead of four.
+void AddRecord(const Record& r, meta::WriteBatch* b) { b->Put(RecordKey(r.seq), EncodeRecord(r)); }
 
 }  // namespace
 

@@ -65,8 +65,17 @@ TEST(AuditLogTest, ARecordRidesInTheChangesOwnBatch) {
   EXPECT_EQ(r.key, "obj");
   EXPECT_EQ(r.result, "OK");
   EXPECT_EQ(r.bytes, 1234u);
-  EXPECT_TRUE(kv->Get(BucketIndexKey("bkt", 1)).value().has_value());
-  EXPECT_TRUE(kv->Get(IdentityIndexKey("AKID", 1)).value().has_value());
+  // The change's batch carries the record alone; the sealer adds its hash
+  // and posting-list entries.
+  EXPECT_FALSE(kv->Get(HashBlockKey(1)).value().has_value());
+  ASSERT_TRUE(log->Flush().ok());
+  EXPECT_EQ(kv->Get(HashBlockKey(1)).value().value().size(), kHashBytes);
+  auto bucket = kv->Get(BucketPostingsKey("bkt", 1)).value();
+  ASSERT_TRUE(bucket.has_value());
+  EXPECT_EQ(DecodePostings(*bucket).value(), std::vector<uint64_t>{1});
+  auto identity = kv->Get(IdentityPostingsKey("AKID", 1)).value();
+  ASSERT_TRUE(identity.has_value());
+  EXPECT_EQ(DecodePostings(*identity).value(), std::vector<uint64_t>{1});
 }
 
 TEST(AuditLogTest, BatchesWithoutAnActorOrUnsyncedPassUntouched) {

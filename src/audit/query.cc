@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "audit/chain.h"
 #include "common/encoding.h"
 
 namespace strata::audit {
@@ -69,45 +70,91 @@ Result<QueryPage> Query(meta::KvStore& kv, const QueryFilter& f) {
   RETURN_IF_ERROR(CheckFilter(f));
   QueryPage page;
   const uint64_t start = std::max(FirstSeqFrom(kv, f.from_ns), f.after_seq + 1);
-  // The index to walk: the bucket's, else the identity's, else the records.
-  std::string prefix;
-  bool indexed = true;
-  if (f.bucket) {
-    prefix = BucketIndexPrefix(*f.bucket);
-  } else if (f.identity) {
-    prefix = IdentityIndexPrefix(*f.identity);
-  } else {
-    prefix = RecordPrefix();
-    indexed = false;
-  }
-  std::string seek = prefix;
-  PutFixed64BE(&seek, start);
-  auto it = kv.NewIterator();
+  // The records the index covers: every chained seq (the sealer writes the
+  // posting lists in the batch that advances the seal state). Past it, the
+  // unsealed tail is read record by record.
+  ASSIGN_OR_RETURN(SealState sealed, LoadSealState(kv));
   uint64_t scanned = 0;
-  for (it->Seek(seek); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    if (it->key().size() != prefix.size() + 8) continue;
-    uint64_t seq = 0;
-    SeqOfKey(it->key(), &seq);
+  uint64_t last = start - 1;  // the last seq looked at
+  // Looks at one record; false when the page is done.
+  auto visit = [&](uint64_t seq, std::string_view raw) -> bool {
+    last = seq;
     if (++scanned > kMaxScanned) {
       page.next_after = seq - 1;
-      return page;
+      return false;
     }
-    std::optional<std::string> raw;
-    if (indexed) {
-      ASSIGN_OR_RETURN(raw, kv.Get(RecordKey(seq)));
-      if (!raw) continue;  // an index entry whose record is gone: verify's business
-    } else {
-      raw = std::string(it->value());
-    }
-    auto r = DecodeRecord(*raw);
-    if (!r.ok()) continue;
-    if (r->time_ns > f.to_ns) return page;  // times never decrease: nothing later matches
-    if (!Matches(*r, f)) continue;
+    auto r = DecodeRecord(raw);
+    if (!r.ok()) return true;  // verify reports it; a query steps over it
+    if (r->time_ns > f.to_ns) return false;  // times never decrease: nothing later matches
+    if (!Matches(*r, f)) return true;
     page.records.push_back(std::move(*r));
     if (page.records.size() >= f.limit) {
       page.next_after = seq;
-      return page;
+      return false;
     }
+    return true;
+  };
+  auto visit_seq = [&](uint64_t seq, bool* go_on) -> Status {
+    ASSIGN_OR_RETURN(auto raw, kv.Get(RecordKey(seq)));
+    *go_on = raw ? visit(seq, *raw) : (last = seq, true);  // a gone record: verify's business
+    return Status::OK();
+  };
+
+  if (f.bucket || f.identity) {
+    const bool by_bucket = f.bucket.has_value();
+    const std::string& name = by_bucket ? *f.bucket : *f.identity;
+    // An older trail's per-record entries first (all below the posting lists).
+    {
+      const std::string prefix = by_bucket ? BucketIndexPrefix(name) : IdentityIndexPrefix(name);
+      std::string seek = prefix;
+      PutFixed64BE(&seek, start);
+      auto it = kv.NewIterator();
+      bool go_on = true;
+      for (it->Seek(seek); go_on && it->Valid() && it->key().starts_with(prefix); it->Next()) {
+        if (it->key().size() != prefix.size() + 8) continue;
+        uint64_t seq = 0;
+        SeqOfKey(it->key(), &seq);
+        if (seq > sealed.seq) break;
+        RETURN_IF_ERROR(visit_seq(seq, &go_on));
+      }
+      RETURN_IF_ERROR(it->status());
+      if (!go_on) return page;
+    }
+    // Then the posting lists, each keyed by its last seq.
+    {
+      const std::string prefix =
+          by_bucket ? BucketPostingsPrefix(name) : IdentityPostingsPrefix(name);
+      std::string seek = prefix;
+      PutFixed64BE(&seek, last + 1);
+      auto it = kv.NewIterator();
+      bool go_on = true;
+      for (it->Seek(seek); go_on && it->Valid() && it->key().starts_with(prefix); it->Next()) {
+        if (it->key().size() != prefix.size() + 8) continue;
+        auto seqs = DecodePostings(it->value());
+        if (!seqs.ok()) continue;  // a damaged list: the records are still in the trail
+        for (uint64_t seq : *seqs) {
+          if (seq <= last) continue;
+          if (seq > sealed.seq) {
+            go_on = false;
+            break;
+          }
+          RETURN_IF_ERROR(visit_seq(seq, &go_on));
+          if (!go_on) return page;
+        }
+      }
+      RETURN_IF_ERROR(it->status());
+    }
+  }
+  // The records themselves: all of them from start without an index, else
+  // the unsealed tail.
+  const uint64_t from = (f.bucket || f.identity) ? std::max(start, sealed.seq + 1) : start;
+  const std::string prefix = RecordPrefix();
+  auto it = kv.NewIterator();
+  for (it->Seek(RecordKey(from)); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    if (it->key().size() != prefix.size() + 8) continue;
+    uint64_t seq = 0;
+    SeqOfKey(it->key(), &seq);
+    if (!visit(seq, it->value())) return page;
   }
   RETURN_IF_ERROR(it->status());
   return page;

@@ -106,6 +106,68 @@ std::string CheckpointKey(uint64_t seq) { return SeqKey('c', seq); }
 std::string CheckpointPrefix() { return Prefixed('c'); }
 std::string SealStateKey() { return Prefixed('s'); }
 
+std::string HashBlockKey(uint64_t first) { return SeqKey('H', first); }
+std::string HashBlockPrefix() { return Prefixed('H'); }
+
+std::string BucketPostingsPrefix(std::string_view bucket) { return NamedPrefix('B', bucket); }
+std::string BucketPostingsKey(std::string_view bucket, uint64_t last) {
+  std::string k = BucketPostingsPrefix(bucket);
+  PutFixed64BE(&k, last);
+  return k;
+}
+std::string IdentityPostingsPrefix(std::string_view identity) { return NamedPrefix('U', identity); }
+std::string IdentityPostingsKey(std::string_view identity, uint64_t last) {
+  std::string k = IdentityPostingsPrefix(identity);
+  PutFixed64BE(&k, last);
+  return k;
+}
+
+std::string EncodePostings(const std::vector<uint64_t>& seqs) {
+  std::string out;
+  PutVarint64(&out, seqs.size());
+  uint64_t prev = 0;
+  for (uint64_t s : seqs) {
+    PutVarint64(&out, s - prev);
+    prev = s;
+  }
+  return out;
+}
+
+Result<std::vector<uint64_t>> DecodePostings(std::string_view in) {
+  uint64_t n = 0;
+  // Each delta takes at least one byte: a count past the bytes is a lie.
+  if (!GetVarint64(&in, &n) || n > in.size()) return Corruption("audit postings: bad count");
+  std::vector<uint64_t> seqs;
+  seqs.reserve(n);
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t d = 0;
+    if (!GetVarint64(&in, &d) || d == 0 || d > UINT64_MAX - prev) {
+      return Corruption("audit postings: bad seq");
+    }
+    prev += d;
+    seqs.push_back(prev);
+  }
+  if (!in.empty()) return Corruption("audit postings: trailing bytes");
+  return seqs;
+}
+
+bool PeekRecordNames(std::string_view in, std::string_view* identity, std::string_view* bucket) {
+  if (in.size() < 18 || in[0] != kVersion) return false;
+  in.remove_prefix(18);
+  uint64_t ignored = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!GetVarint64(&in, &ignored)) return false;
+  }
+  std::string_view fields[5];  // identity, source, request_id, operation, bucket
+  for (std::string_view& f : fields) {
+    if (!GetLengthPrefixed(&in, &f)) return false;
+  }
+  *identity = fields[0];
+  *bucket = fields[4];
+  return true;
+}
+
 std::string BucketIndexPrefix(std::string_view bucket) { return NamedPrefix('b', bucket); }
 std::string BucketIndexKey(std::string_view bucket, uint64_t seq) {
   std::string k = BucketIndexPrefix(bucket);

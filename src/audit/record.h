@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -43,18 +44,39 @@ Result<Record> DecodeRecord(std::string_view bytes);
 // One JSON object, no newline.
 std::string RecordJson(const Record& r);
 
-// Keys. BE64: 8 bytes big-endian, so that seq order is key order.
+// Keys. BE64: 8 bytes big-endian, so that seq order is key order. The
+// record is the only key written with the change; the sealer writes the
+// others (audit/chain.h).
 std::string RecordKey(uint64_t seq);      // "Er" + BE64 seq      -> EncodeRecord
 std::string RecordPrefix();               // "Er"
-std::string HashKey(uint64_t seq);        // "Eh" + BE64 seq      -> 32-byte chain hash
 std::string GapKey(uint64_t seq);         // "Eg" + BE64 seq      -> "" (never committed)
 std::string CheckpointKey(uint64_t seq);  // "Ec" + BE64 seq      -> checkpoint (chain.h)
 std::string CheckpointPrefix();           // "Ec"
-std::string SealStateKey();               // "Es"                 -> BE64 seq + 32-byte hash
-std::string BucketIndexKey(std::string_view bucket, uint64_t seq);  // "Eb" bucket \0 BE64
+std::string SealStateKey();               // "Es"                 -> seal state (chain.h)
+// "EH" + BE64 first: the chain hashes of seqs first, first+1, ... (32 bytes
+// each, at most kHashesPerBlock).
+inline constexpr size_t kHashesPerBlock = 64;
+std::string HashBlockKey(uint64_t first);
+std::string HashBlockPrefix();  // "EH"
+// Posting lists: "EB" bucket \0 BE64 last / "EU" identity \0 BE64 last ->
+// EncodePostings(the seqs of that bucket's / identity's records chained in
+// one sealer pass, ascending, `last` the greatest).
+std::string BucketPostingsKey(std::string_view bucket, uint64_t last);
+std::string BucketPostingsPrefix(std::string_view bucket);
+std::string IdentityPostingsKey(std::string_view identity, uint64_t last);
+std::string IdentityPostingsPrefix(std::string_view identity);
+std::string EncodePostings(const std::vector<uint64_t>& seqs);  // varint count, varint deltas
+Result<std::vector<uint64_t>> DecodePostings(std::string_view bytes);
+// The keys trails written before session 23 have (one per record, written
+// with it): read, never written any more.
+std::string HashKey(uint64_t seq);  // "Eh" + BE64 seq -> 32-byte chain hash
+std::string BucketIndexKey(std::string_view bucket, uint64_t seq);  // "Eb" bucket \0 BE64 -> ""
 std::string BucketIndexPrefix(std::string_view bucket);
 std::string IdentityIndexKey(std::string_view identity, uint64_t seq);  // "Eu" identity \0 BE64
 std::string IdentityIndexPrefix(std::string_view identity);
+// A record's identity and bucket without decoding the rest; false if the
+// bytes are not a record.
+bool PeekRecordNames(std::string_view bytes, std::string_view* identity, std::string_view* bucket);
 // The seq at the end of one of the keys above; false if `key` is too short.
 bool SeqOfKey(std::string_view key, uint64_t* seq);
 

@@ -79,5 +79,42 @@ TEST(AuditRecordTest, KeysSortBySeqAndCarryIt) {
   EXPECT_FALSE(SeqOfKey("Er", &seq));
 }
 
+TEST(AuditRecordTest, PostingListsRoundTripAndRefuseDamage) {
+  const std::vector<uint64_t> seqs = {1, 2, 300, 70000, uint64_t{1} << 40};
+  EXPECT_EQ(DecodePostings(EncodePostings(seqs)).value(), seqs);
+  EXPECT_TRUE(DecodePostings(EncodePostings({})).value().empty());
+  std::string enc = EncodePostings(seqs);
+  EXPECT_FALSE(DecodePostings(enc.substr(0, enc.size() - 1)).ok());  // cut
+  EXPECT_FALSE(DecodePostings(enc + "x").ok());                        // trailing
+  EXPECT_FALSE(DecodePostings("\x05\x01").ok());                       // count past the bytes
+  EXPECT_FALSE(DecodePostings("\x02\x01\x00").ok());                  // a repeated seq
+  EXPECT_FALSE(DecodePostings("").ok());
+  EXPECT_LT(BucketPostingsKey("a", 9), BucketPostingsKey("a", 10));
+  EXPECT_FALSE(BucketPostingsKey("ab", 1).starts_with(BucketPostingsPrefix("a")));
+  EXPECT_NE(BucketPostingsPrefix("a"), BucketIndexPrefix("a"));
+  EXPECT_NE(HashBlockKey(1), HashKey(1));
+}
+
+TEST(AuditRecordTest, NamesArePeekedWithoutDecoding) {
+  Record r;
+  r.seq = 5;
+  r.identity = "AKID";
+  r.source = "10.0.0.1:5";
+  r.request_id = "R";
+  r.operation = "PutObject";
+  r.bucket = "bkt";
+  r.key = "k";
+  r.result = "OK";
+  std::string_view identity, bucket;
+  ASSERT_TRUE(PeekRecordNames(EncodeRecord(r), &identity, &bucket));
+  EXPECT_EQ(identity, "AKID");
+  EXPECT_EQ(bucket, "bkt");
+  const std::string enc = EncodeRecord(r);
+  for (size_t cut = 0; cut < 30; ++cut) {
+    std::string_view i2, b2;
+    EXPECT_FALSE(PeekRecordNames(std::string_view(enc).substr(0, cut), &i2, &b2)) << cut;
+  }
+}
+
 }  // namespace
 }  // namespace strata::audit

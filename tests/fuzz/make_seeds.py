@@ -439,7 +439,8 @@ def main():
     write("archive_record", "tombstone", archive_rec(b"T", alp(b"0a" * 16) + struct.pack("<Q", 7)))
     write("archive_record", "abort", archive_rec(b"A", b""))
 
-    # audit_trail: control 0 a stored record, 1 an exported segment (audit/export.h).
+    # audit_trail: control 0 a stored record, 1 an exported segment (audit/export.h),
+    # 2 a posting list (varint count, varint deltas).
     def audit_record(seq, kind=1, status=0, strings=("AKID", "127.0.0.1:1", "REQ", "PutObject",
                                                      "b", "k", "fffffffffffffffe", "OK")):
         return (bytes([1]) + struct.pack(">QQ", seq, 1764676800123000000 + seq) + bytes([kind]) +
@@ -466,6 +467,8 @@ def main():
     lines.append(json.dumps({"checkpoint": {"seq": 3, "time_ns": t, "hash": prev.hex(),
                                             "mac": mac.hex()}}))
     write("audit_trail", "segment", bytes([1]) + ("\n".join(lines) + "\n").encode())
+    write("audit_trail", "postings", bytes([2]) + varint(4) + varint(1) + varint(1) + varint(298) +
+          varint(1 << 40))
 
     # encoding: control % 6 the coding.
     write("encoding", "hex", ctl([0]) + b"00ff7fA0")
