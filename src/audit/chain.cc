@@ -114,9 +114,7 @@ class HashCursor {
 std::string GenesisHash() { return std::string(kHashBytes, '\0'); }
 
 std::string ChainHash(std::string_view prev, std::string_view record_bytes) {
-  std::string in(prev);
-  in.append(record_bytes);
-  return DigestString(Sha256(in));
+  return DigestString(Sha256(prev, record_bytes));
 }
 
 std::string GapHash(std::string_view prev, uint64_t seq) {

@@ -25,6 +25,12 @@ std::string NamedPrefix(char kind, std::string_view name) {
   return k;
 }
 
+std::string NamedSeqKey(char kind, std::string_view name, uint64_t seq) {
+  std::string k = NamedPrefix(kind, name);
+  PutFixed64BE(&k, seq);
+  return k;
+}
+
 }  // namespace
 
 std::string_view KindName(Kind kind) {
@@ -38,7 +44,11 @@ std::string_view KindName(Kind kind) {
 }
 
 std::string EncodeRecord(const Record& r) {
-  std::string out(1, kVersion);
+  std::string out;
+  out.reserve(18 + 3 * 10 + 8 + r.identity.size() + r.source.size() + r.request_id.size() +
+              r.operation.size() + r.bucket.size() + r.key.size() + r.version.size() +
+              r.result.size());
+  out.push_back(kVersion);
   PutFixed64BE(&out, r.seq);
   PutFixed64BE(&out, static_cast<uint64_t>(r.time_ns));
   out.push_back(static_cast<char>(r.kind));
@@ -111,15 +121,11 @@ std::string HashBlockPrefix() { return Prefixed('H'); }
 
 std::string BucketPostingsPrefix(std::string_view bucket) { return NamedPrefix('B', bucket); }
 std::string BucketPostingsKey(std::string_view bucket, uint64_t last) {
-  std::string k = BucketPostingsPrefix(bucket);
-  PutFixed64BE(&k, last);
-  return k;
+  return NamedSeqKey('B', bucket, last);
 }
 std::string IdentityPostingsPrefix(std::string_view identity) { return NamedPrefix('U', identity); }
 std::string IdentityPostingsKey(std::string_view identity, uint64_t last) {
-  std::string k = IdentityPostingsPrefix(identity);
-  PutFixed64BE(&k, last);
-  return k;
+  return NamedSeqKey('U', identity, last);
 }
 
 std::string EncodePostings(const std::vector<uint64_t>& seqs) {
@@ -170,15 +176,11 @@ bool PeekRecordNames(std::string_view in, std::string_view* identity, std::strin
 
 std::string BucketIndexPrefix(std::string_view bucket) { return NamedPrefix('b', bucket); }
 std::string BucketIndexKey(std::string_view bucket, uint64_t seq) {
-  std::string k = BucketIndexPrefix(bucket);
-  PutFixed64BE(&k, seq);
-  return k;
+  return NamedSeqKey('b', bucket, seq);
 }
 std::string IdentityIndexPrefix(std::string_view identity) { return NamedPrefix('u', identity); }
 std::string IdentityIndexKey(std::string_view identity, uint64_t seq) {
-  std::string k = IdentityIndexPrefix(identity);
-  PutFixed64BE(&k, seq);
-  return k;
+  return NamedSeqKey('u', identity, seq);
 }
 
 bool SeqOfKey(std::string_view key, uint64_t* seq) {

@@ -87,6 +87,12 @@ Sha256Digest Sha256(std::string_view data) {
   return d;
 }
 
+Sha256Digest Sha256(std::string_view a, std::string_view b) {
+  Sha256Digest d;
+  Digest(Sha256Md(), a.data(), a.size(), b.data(), b.size(), d.data());
+  return d;
+}
+
 Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
   return Hmac<32>(Sha256Md(), key, data);
 }

@@ -14,6 +14,7 @@ using Md5Digest = std::array<unsigned char, 16>;
 using Sha1Digest = std::array<unsigned char, 20>;
 
 Sha256Digest Sha256(std::string_view data);
+Sha256Digest Sha256(std::string_view a, std::string_view b);  // of a ‖ b, without joining them
 Sha256Digest HmacSha256(std::string_view key, std::string_view data);
 // HMAC-SHA1: only for AWS Signature Version 2.
 Sha1Digest HmacSha1(std::string_view key, std::string_view data);

@@ -22,6 +22,9 @@ TEST(HashTest, PublishedVectors) {
   Sha256Digest s = Sha256("abc");
   EXPECT_EQ(Hex(s.data(), s.size()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256("ab", "c"), s);  // two parts hash as their concatenation
+  EXPECT_EQ(Sha256("", "abc"), s);
+  EXPECT_EQ(Sha256("abc", ""), s);
   // RFC 4231 test case 1.
   Sha256Digest h = HmacSha256(std::string(20, '\x0b'), "Hi There");
   EXPECT_EQ(Hex(h.data(), h.size()), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
