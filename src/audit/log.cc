@@ -38,8 +38,18 @@ class AuditLog::Store : public meta::KvStore {
     return log_->inner_->Get(key);
   }
   Status Write(const meta::WriteBatch& batch, bool sync) override {
+    return Apply(batch, nullptr, sync);
+  }
+  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
+  std::unique_ptr<meta::KvIterator> NewIterator() override { return log_->inner_->NewIterator(); }
+  Status Checkpoint(const std::string& dir) override { return log_->inner_->Checkpoint(dir); }
+
+ private:
+  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
     Actor* actor = CurrentActor();
-    if (!sync || !actor || batch.empty()) return log_->inner_->Write(batch, sync);
+    meta::ExtendedBatch out(batch, owned);
+    if (!sync || !actor || batch.empty()) return out.Forward(*log_->inner_, sync);
     Record r = FromActor(*actor);
     r.result = "OK";
     r.part = actor->changes;
@@ -56,9 +66,8 @@ class AuditLog::Store : public meta::KvStore {
       }
     }
     log_->Allocate(&r);
-    meta::WriteBatch with_record = batch;
-    AddRecord(r, &with_record);
-    Status s = log_->inner_->Write(with_record, true);
+    AddRecord(r, &out.get());
+    Status s = out.Forward(*log_->inner_, true);
     log_->Settle(r.seq);
     if (s.ok()) {
       ++actor->changes;
@@ -66,10 +75,7 @@ class AuditLog::Store : public meta::KvStore {
     }
     return s;
   }
-  std::unique_ptr<meta::KvIterator> NewIterator() override { return log_->inner_->NewIterator(); }
-  Status Checkpoint(const std::string& dir) override { return log_->inner_->Checkpoint(dir); }
 
- private:
   AuditLog* log_;
 };
 

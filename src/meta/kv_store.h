@@ -24,6 +24,11 @@ class WriteBatch {
     ops_.push_back({false, std::string(key), std::string(value)});
   }
   void Delete(std::string_view key) { ops_.push_back({true, std::string(key), {}}); }
+  void Append(WriteBatch&& other) {
+    ops_.reserve(ops_.size() + other.ops_.size());
+    for (Op& op : other.ops_) ops_.push_back(std::move(op));
+    other.ops_.clear();
+  }
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
 
@@ -51,10 +56,37 @@ class KvStore {
   // Applies the batch atomically. With sync=true the write-ahead log is synced
   // before returning; concurrent synced writers share one sync (group commit).
   virtual Status Write(const WriteBatch& batch, bool sync) = 0;
+  // The same, for a batch its caller gives up: a decorating store that adds
+  // keys to batches (the latest-version index, usage, notifications, the
+  // audit trail) adds them to this one instead of copying it — with a 4 KiB
+  // object's inline data, each copy was ~2.5k instructions per PUT.
+  virtual Status Write(WriteBatch&& batch, bool sync) {
+    return Write(static_cast<const WriteBatch&>(batch), sync);
+  }
   virtual std::unique_ptr<KvIterator> NewIterator() = 0;
   // Writes a consistent, openable copy of the store into `dir` (which must
   // not exist). NotImplemented where the store cannot.
   virtual Status Checkpoint(const std::string& dir) = 0;
+};
+
+// For a decorating store's Write: the batch to add to is the caller's when
+// it was given up (`owned`), else a copy made on first need; Forward writes
+// whichever it is to the next store, moving it down when it may.
+class ExtendedBatch {
+ public:
+  ExtendedBatch(const WriteBatch& batch, WriteBatch* owned) : batch_(batch), owned_(owned) {}
+  WriteBatch& get() {
+    if (owned_ == nullptr) owned_ = &copy_.emplace(batch_);
+    return *owned_;
+  }
+  Status Forward(KvStore& next, bool sync) {
+    return owned_ ? next.Write(std::move(*owned_), sync) : next.Write(batch_, sync);
+  }
+
+ private:
+  const WriteBatch& batch_;
+  WriteBatch* owned_;
+  std::optional<WriteBatch> copy_;
 };
 
 // Opens (creating if needed) a RocksDB store in `dir`.

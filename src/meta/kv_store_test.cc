@@ -272,6 +272,32 @@ TEST_P(KvStoreTest, AuditEntriesReadAsOneKeySpaceWithTheRest) {
   EXPECT_FALSE(Get("Er1").has_value());
 }
 
+// A decorating store adds to the caller's batch when it was given up, and
+// to a copy otherwise; either way what it forwards is the batch plus its keys.
+TEST_P(KvStoreTest, ExtendedBatchAddsInPlaceOnlyWhenGivenUp) {
+  WriteBatch given;
+  given.Put("a", "1");
+  ExtendedBatch in_place(given, &given);
+  EXPECT_EQ(&in_place.get(), &given);
+  in_place.get().Put("b", "2");
+  ASSERT_TRUE(in_place.Forward(*store_, /*sync=*/true).ok());
+  EXPECT_EQ(Get("b"), "2");
+
+  WriteBatch kept;
+  kept.Put("c", "3");
+  ExtendedBatch copied(kept, nullptr);
+  ASSERT_TRUE(copied.Forward(*store_, /*sync=*/true).ok());  // nothing added: no copy needed
+  ExtendedBatch copied2(kept, nullptr);
+  WriteBatch more;
+  more.Put("d", "4");
+  copied2.get().Append(std::move(more));
+  EXPECT_TRUE(more.empty());
+  ASSERT_TRUE(copied2.Forward(*store_, /*sync=*/true).ok());
+  EXPECT_EQ(kept.ops().size(), 1u) << "the caller's batch is left as it was";
+  EXPECT_EQ(Get("c"), "3");
+  EXPECT_EQ(Get("d"), "4");
+}
+
 INSTANTIATE_TEST_SUITE_P(All, KvStoreTest, ::testing::Values("rocksdb", "mem"),
                          [](const auto& info) { return info.param; });
 

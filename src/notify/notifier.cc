@@ -77,17 +77,22 @@ class Notifier::Store : public meta::KvStore {
   Result<std::optional<std::string>> Get(std::string_view key) override {
     return n_->inner_->Get(key);
   }
-  Status Write(const meta::WriteBatch& batch, bool sync) override;
+  Status Write(const meta::WriteBatch& batch, bool sync) override {
+    return Apply(batch, nullptr, sync);
+  }
+  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
   std::unique_ptr<meta::KvIterator> NewIterator() override { return n_->inner_->NewIterator(); }
   Status Checkpoint(const std::string& dir) override { return n_->inner_->Checkpoint(dir); }
 
  private:
+  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync);
   Notifier* n_;
 };
 
-Status Notifier::Store::Write(const meta::WriteBatch& batch, bool sync) {
+Status Notifier::Store::Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
   audit::Actor* actor = audit::CurrentActor();
-  std::optional<meta::WriteBatch> with_events;
+  meta::WriteBatch events;  // appended to the batch once its ops are read
   std::vector<Sender*> reserved;  // one queue slot each
   std::vector<std::pair<Sender*, Event>> drops;
   auto enqueue = [&](Sender* s, uint64_t seq, std::string doc) {
@@ -96,8 +101,7 @@ Status Notifier::Store::Write(const meta::WriteBatch& batch, bool sync) {
       ++s->dropped;
       return false;
     }
-    if (!with_events) with_events = batch;
-    with_events->Put(meta::NotifyQueueKey(s->target.id, seq), doc);
+    events.Put(meta::NotifyQueueKey(s->target.id, seq), doc);
     reserved.push_back(s);
     return true;
   };
@@ -181,17 +185,25 @@ Status Notifier::Store::Write(const meta::WriteBatch& batch, bool sync) {
       }
     }
   }
-  Status st = n_->inner_->Write(with_events ? *with_events : batch, sync);
+  // Bucket records the batch writes: their notification configuration is
+  // remembered once the write succeeds (the batch may be moved down by then).
+  std::vector<std::pair<std::string, std::optional<std::string>>> bucket_records;
+  for (const meta::WriteBatch::Op& op : batch.ops()) {
+    if (!op.key.empty() && op.key[0] == meta::kBucketPrefix) {
+      bucket_records.emplace_back(op.key.substr(1), op.is_delete ? std::nullopt
+                                                                 : std::optional<std::string>(op.value));
+    }
+  }
+  meta::ExtendedBatch out(batch, owned);
+  if (!events.empty()) out.get().Append(std::move(events));
+  Status st = out.Forward(*n_->inner_, sync);
   if (!st.ok()) {
     for (Sender* s : reserved) s->queued.fetch_sub(1);
     return st;
   }
   for (Sender* s : reserved) s->Wake();
-  for (const meta::WriteBatch::Op& op : batch.ops()) {
-    if (!op.key.empty() && op.key[0] == meta::kBucketPrefix) {
-      n_->Remember(std::string_view(op.key).substr(1),
-                   op.is_delete ? std::nullopt : std::optional<std::string_view>(op.value));
-    }
+  for (const auto& [bucket, value] : bucket_records) {
+    n_->Remember(bucket, value ? std::optional<std::string_view>(*value) : std::nullopt);
   }
   if (n_->options_.on_drop) {
     for (const auto& [s, e] : drops) n_->options_.on_drop(s->target.id, e);

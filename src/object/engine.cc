@@ -544,7 +544,7 @@ Status ObjectEngine::CommitVersionLocked(
   for (const std::string& f : garbage) batch.Put(meta::GarbageKey(f), "");
   if (!record.is_inline && !record.file_id.empty()) batch.Delete(meta::IntentKey(record.file_id));
   batch.Put(meta::ObjectVersionKey(bucket, key, record.version_stamp), EncodeObjectRecord(record));
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  RETURN_IF_ERROR(kv_->Write(std::move(batch), /*sync=*/true));
   for (const std::string& f : garbage) CollectGarbage(f);
   return Status::OK();
 }

@@ -94,6 +94,12 @@ class LatestIndex::Store : public meta::KvStore {
     return x_->inner_->Get(key);
   }
   Status Write(const meta::WriteBatch& batch, bool sync) override {
+    return Apply(batch, nullptr, sync);
+  }
+  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
+  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
+    meta::ExtendedBatch out(batch, owned);
     std::map<std::string, KeyOps> touched;  // bucket '\0' key -> its ops
     for (const meta::WriteBatch::Op& op : batch.ops()) {
       std::string bucket, key;
@@ -106,7 +112,7 @@ class LatestIndex::Store : public meta::KvStore {
       }
       k.last[op.key] = &op;
     }
-    if (touched.empty()) return x_->inner_->Write(batch, sync);
+    if (touched.empty()) return out.Forward(*x_->inner_, sync);
     // Writers of one key, one at a time from reading its versions to
     // committing: the entry is computed from the state it replaces.
     std::vector<size_t> stripes;
@@ -119,11 +125,14 @@ class LatestIndex::Store : public meta::KvStore {
     held.reserve(stripes.size());
     for (size_t s : stripes) held.emplace_back(x_->key_locks_[s]);
 
-    meta::WriteBatch with = batch;
+    // Into a batch of their own first: `touched` points into the batch's ops.
+    meta::WriteBatch entries;
     auto it = x_->inner_->NewIterator();
-    for (const auto& [name, ops] : touched) RETURN_IF_ERROR(IndexKey(it.get(), ops, &with));
+    for (const auto& [name, ops] : touched) RETURN_IF_ERROR(IndexKey(it.get(), ops, &entries));
     it.reset();
-    return x_->inner_->Write(with, sync);
+    touched.clear();
+    out.get().Append(std::move(entries));
+    return out.Forward(*x_->inner_, sync);
   }
   std::unique_ptr<meta::KvIterator> NewIterator() override { return x_->inner_->NewIterator(); }
   Status Checkpoint(const std::string& dir) override { return x_->inner_->Checkpoint(dir); }

@@ -70,7 +70,7 @@ Result<std::string> ObjectEngine::CreateUpload(const std::string& bucket, const 
     batch.Delete(meta::IntentKey(marker));
   }
   batch.Put(meta::UploadKey(bucket, key, id), EncodeUploadRecord(record));
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  RETURN_IF_ERROR(kv_->Write(std::move(batch), /*sync=*/true));
   return id;
 }
 
@@ -133,7 +133,7 @@ Status ObjectEngine::CommitPart(const std::string& bucket, const std::string& ke
   batch.Put(part_key, EncodePartRecord(part));
   batch.Delete(meta::IntentKey(part.file_id));
   if (!replaced.empty()) batch.Put(meta::GarbageKey(replaced), "");
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  RETURN_IF_ERROR(kv_->Write(std::move(batch), /*sync=*/true));
   if (!replaced.empty()) CollectGarbage(replaced);
   return Status::OK();
 }
@@ -174,7 +174,7 @@ Status ObjectEngine::AbortUpload(const std::string& bucket, const std::string& k
   meta::WriteBatch batch;
   ASSIGN_OR_RETURN(auto files, DropUpload(bucket, key, upload_id, &batch));
   for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  RETURN_IF_ERROR(kv_->Write(std::move(batch), /*sync=*/true));
   for (const std::string& f : files) CollectGarbage(f);
   return Status::OK();
 }

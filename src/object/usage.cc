@@ -58,6 +58,12 @@ class UsageCounter::Store : public meta::KvStore {
     return u_->inner_->Get(key);
   }
   Status Write(const meta::WriteBatch& batch, bool sync) override {
+    return Apply(batch, nullptr, sync);
+  }
+  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
+  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
+    meta::ExtendedBatch out(batch, owned);
     std::map<std::string, BucketUsage> deltas;
     std::vector<std::pair<std::string, bool>> buckets;  // bucket records: name, removed
     for (const meta::WriteBatch::Op& op : batch.ops()) {
@@ -80,18 +86,18 @@ class UsageCounter::Store : public meta::KvStore {
     const bool removes_bucket =
         std::any_of(buckets.begin(), buckets.end(), [](const auto& b) { return b.second; });
     if (deltas.empty() && !removes_bucket) {
-      RETURN_IF_ERROR(u_->inner_->Write(batch, sync));
+      RETURN_IF_ERROR(out.Forward(*u_->inner_, sync));
     } else {
       // A removed bucket's total goes with it; no fold may write it back meanwhile.
       std::unique_lock<std::mutex> fold;
       if (removes_bucket) fold = std::unique_lock(u_->fold_mu_);
-      meta::WriteBatch with = batch;
+      meta::WriteBatch& with = out.get();
       for (const auto& [bucket, removed] : buckets) {
         if (removed) with.Delete(meta::UsageTotalKey(bucket));
       }
       uint64_t seq = u_->next_seq_.fetch_add(deltas.size());
       for (const auto& [bucket, d] : deltas) with.Put(meta::UsageDeltaKey(bucket, seq++), EncodeUsage(d));
-      RETURN_IF_ERROR(u_->inner_->Write(with, sync));
+      RETURN_IF_ERROR(out.Forward(*u_->inner_, sync));
     }
     std::lock_guard lock(u_->mu_);
     for (const auto& [bucket, d] : deltas) {

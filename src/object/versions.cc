@@ -216,7 +216,7 @@ Result<DeleteOutcome> ObjectEngine::DeleteVersion(const std::string& bucket,
   batch.Delete(found->first);
   std::vector<std::string> files = found->second.DataFiles();
   for (const std::string& f : files) batch.Put(meta::GarbageKey(f), "");
-  RETURN_IF_ERROR(kv_->Write(batch, /*sync=*/true));
+  RETURN_IF_ERROR(kv_->Write(std::move(batch), /*sync=*/true));
   for (const std::string& f : files) CollectGarbage(f);
   if (version) {
     out.delete_marker = found->second.delete_marker;
@@ -250,7 +250,7 @@ Status ObjectEngine::RewriteVersion(
   }
   meta::WriteBatch batch;
   batch.Put(found->first, EncodeObjectRecord(rec));
-  return kv_->Write(batch, /*sync=*/true);
+  return kv_->Write(std::move(batch), /*sync=*/true);
 }
 
 Status ObjectEngine::SetTags(const std::string& bucket, const std::string& key, Tags tags,
@@ -310,7 +310,7 @@ Status ObjectEngine::UpdateLock(
   }
   meta::WriteBatch batch;
   batch.Put(found->first, EncodeObjectRecord(rec));
-  return kv_->Write(batch, /*sync=*/true);
+  return kv_->Write(std::move(batch), /*sync=*/true);
 }
 
 Status ObjectEngine::SetRetention(const std::string& bucket, const std::string& key,
