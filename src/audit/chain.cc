@@ -91,6 +91,9 @@ class HashCursor {
   uint64_t block_seq() const { return blocks_.seq() + index_; }
   void LoadBlock() {
     index_ = 0;
+    // An empty block (only ever a damaged one) holds nothing: step over it,
+    // so its seqs read as hashes missing.
+    while (blocks_.valid() && blocks_.value().empty()) blocks_.Next();
     if (blocks_.valid()) block_.assign(blocks_.value());
   }
   void NextBlockEntry() {

@@ -252,6 +252,15 @@ TEST_F(AuditChainTest, HashesFillBlocksOfSixtyFourAcrossPassesAndRestarts) {
   EXPECT_EQ(rep.problem, Problem::kRemoved) << rep.detail;
   EXPECT_EQ(rep.problem_seq, 65u);
   EXPECT_FALSE(LoadChainHashes(*kv_, 60, 70).ok());
+  // Emptied instead: the same, and the blocks after it are still read.
+  Put(HashBlockKey(65), "");
+  rep = log_->Verify();
+  EXPECT_EQ(rep.problem, Problem::kRemoved) << rep.detail;
+  EXPECT_EQ(rep.problem_seq, 65u);
+  EXPECT_EQ(LoadChainHash(*kv_, 150).value().value(), h);
+  auto after = LoadChainHashes(*kv_, 129, 150);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->back(), h);
 }
 
 // A trail written before hash blocks and posting lists (one "Eh" hash and

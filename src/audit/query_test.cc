@@ -147,6 +147,13 @@ TEST_F(AuditQueryTest, PostingListsThenTheUnsealedTail) {
   const std::string prefix = BucketPostingsPrefix("odd");
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++lists;
   EXPECT_EQ(lists, 5);
+  // A seal state that does not read: the query reads the records instead.
+  meta::WriteBatch bad;
+  bad.Put(SealStateKey(), "garbage");
+  ASSERT_TRUE(kv_->Write(bad, true).ok());
+  QueryFilter q;
+  q.bucket = "odd";
+  EXPECT_EQ(Seqs(q), odd);
 }
 
 TEST_F(AuditQueryTest, BadFiltersAreRefused) {
