@@ -105,11 +105,11 @@ TEST(AuditRecordTest, NamesArePeekedWithoutDecoding) {
   r.bucket = "bkt";
   r.key = "k";
   r.result = "OK";
-  std::string_view identity, bucket;
-  ASSERT_TRUE(PeekRecordNames(EncodeRecord(r), &identity, &bucket));
+  const std::string enc = EncodeRecord(r);
+  std::string_view identity, bucket;  // views into enc
+  ASSERT_TRUE(PeekRecordNames(enc, &identity, &bucket));
   EXPECT_EQ(identity, "AKID");
   EXPECT_EQ(bucket, "bkt");
-  const std::string enc = EncodeRecord(r);
   for (size_t cut = 0; cut < 30; ++cut) {
     std::string_view i2, b2;
     EXPECT_FALSE(PeekRecordNames(std::string_view(enc).substr(0, cut), &i2, &b2)) << cut;
