@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "meta/keys.h"
 #include "meta/kv_store.h"
 
@@ -329,6 +330,7 @@ Status MoveIntoFamilies(Db& db) {
   rocksdb::ColumnFamilyHandle* from = db.handles[0];
   for (size_t f = 1; f < kFamilyCount; ++f) {
     const char prefix = kFamilies[f].prefix;
+    uint64_t total = 0;
     for (;;) {
       rocksdb::WriteBatch wb;
       size_t moved = 0;
@@ -346,6 +348,16 @@ Status MoveIntoFamilies(Db& db) {
       rocksdb::WriteOptions sync;
       sync.sync = true;
       RETURN_IF_ERROR(FromRocks(db.db->Write(sync, &wb)));
+      // A large audit trail takes a while: say so now and then.
+      if (total == 0 || (total + moved) / 1'000'000 != total / 1'000'000) {
+        STRATA_LOG("metadata: moving the '%c' keys into the \"%s\" column family: %llu so far",
+                   prefix, kFamilies[f].name, static_cast<unsigned long long>(total + moved));
+      }
+      total += moved;
+    }
+    if (total > 0) {
+      STRATA_LOG("metadata: moved %llu '%c' keys into the \"%s\" column family",
+                 static_cast<unsigned long long>(total), prefix, kFamilies[f].name);
     }
   }
   return Status::OK();
