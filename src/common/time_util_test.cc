@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -119,6 +120,10 @@ TEST(HttpDateTest, FormatsImfFixdate) {
   EXPECT_EQ(FormatHttpDate((k2038Max + 1) * kNs), "Tue, 19 Jan 2038 03:14:08 GMT");
   EXPECT_EQ(FormatHttpDate(k2100Mar1 * kNs), "Mon, 01 Mar 2100 00:00:00 GMT");
   EXPECT_EQ(FormatHttpDate(-kNs), "Wed, 31 Dec 1969 23:59:59 GMT");
+  EXPECT_EQ(FormatHttpDate(int64_t{1796547907} * kNs), "Sun, 06 Dec 2026 09:05:07 GMT");
+  // The ends of what int64 nanoseconds can say.
+  EXPECT_EQ(FormatHttpDate(std::numeric_limits<int64_t>::max()), "Fri, 11 Apr 2262 23:47:16 GMT");
+  EXPECT_EQ(FormatHttpDate(std::numeric_limits<int64_t>::min()), "Tue, 21 Sep 1677 00:12:43 GMT");
 }
 
 TEST(HttpDateTest, ParsesTheThreeFormsRfc9110Names) {
