@@ -103,8 +103,11 @@ std::optional<std::string> UriDecode(std::string_view s, bool plus_as_space) {
 }
 
 std::string AsciiLower(std::string_view s) {
+  // ASCII only, as the name says (std::tolower was a libc call per byte).
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return out;
 }
 

@@ -198,4 +198,10 @@ TEST(Rfc2047Test, EncodesOnlyWhatIsNotPrintableAscii) {
 }
 
 }  // namespace
+TEST(EncodingTest, AsciiLowerTouchesOnlyAsciiCapitals) {
+  EXPECT_EQ(AsciiLower("X-Amz-Date@[`{"), "x-amz-date@[`{");
+  EXPECT_EQ(AsciiLower("\xc3\x89T\xe9"), "\xc3\x89t\xe9");  // bytes past ASCII are left alone
+  EXPECT_EQ(AsciiLower(""), "");
+}
+
 }  // namespace strata

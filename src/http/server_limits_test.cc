@@ -216,6 +216,11 @@ TEST_F(HttpServerTest, HeaderValuesWithControlCharactersAreChecked) {
   EXPECT_FALSE(IsSafeHeader("X-A", std::string("a\0b", 3)));
   EXPECT_FALSE(IsSafeHeader("X-A\r\nB", "v"));
   EXPECT_FALSE(IsSafeHeader("", "v"));
+  // Names are RFC 9110 tokens: every token character, and nothing else.
+  EXPECT_TRUE(IsSafeHeader("Az09!#$%&'*+-.^_`|~", "v"));
+  for (char c : std::string_view("()<>@,;:\\\"/[]?={} \t\x7f\x80\xff", 22)) {
+    EXPECT_FALSE(IsSafeHeader(std::string("X") + c, "v")) << static_cast<int>(c);
+  }
   EXPECT_FALSE(IsSafeHeaderValue("\x7f"));
   EXPECT_TRUE(IsSafeHeaderValue("caf\xc3\xa9"));  // obs-text / UTF-8 is allowed
 }
