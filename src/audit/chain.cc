@@ -247,16 +247,10 @@ Result<uint64_t> Seal(meta::KvStore& kv, SealState* state, uint64_t end,
 }
 
 Result<std::optional<std::string>> LoadChainHash(meta::KvStore& kv, uint64_t seq) {
-  // The block holding seq starts at most kHashesPerBlock - 1 before it.
-  Cursor blocks(kv, HashBlockPrefix(), seq >= kHashesPerBlock ? seq - kHashesPerBlock + 1 : 0);
-  for (; blocks.valid() && blocks.seq() <= seq; blocks.Next()) {
-    const uint64_t index = seq - blocks.seq();
-    if ((index + 1) * kHashBytes <= blocks.value().size()) {
-      return std::optional<std::string>(blocks.value().substr(index * kHashBytes, kHashBytes));
-    }
-  }
-  RETURN_IF_ERROR(blocks.status());
-  return kv.Get(HashKey(seq));
+  HashCursor hashes(kv, seq);
+  RETURN_IF_ERROR(hashes.status());
+  if (!hashes.valid() || hashes.seq() != seq) return std::optional<std::string>();
+  return std::optional<std::string>(hashes.value());
 }
 
 void AddCheckpoint(std::string_view key, int64_t now_ns, SealState* state,

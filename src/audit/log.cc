@@ -31,22 +31,17 @@ void AddRecord(const Record& r, meta::WriteBatch* b) { b->Put(RecordKey(r.seq), 
 
 }  // namespace
 
-class AuditLog::Store : public meta::KvStore {
+class AuditLog::Store : public meta::ExtendingStore {
  public:
   explicit Store(AuditLog* log) : log_(log) {}
   Result<std::optional<std::string>> Get(std::string_view key) override {
     return log_->inner_->Get(key);
   }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    return Apply(batch, nullptr, sync);
-  }
-  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
   std::unique_ptr<meta::KvIterator> NewIterator() override { return log_->inner_->NewIterator(); }
   Status Checkpoint(const std::string& dir) override { return log_->inner_->Checkpoint(dir); }
 
  private:
-  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
-  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) override {
     Actor* actor = CurrentActor();
     meta::ExtendedBatch out(batch, owned);
     if (!sync || !actor || batch.empty()) return out.Forward(*log_->inner_, sync);

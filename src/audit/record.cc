@@ -62,31 +62,49 @@ std::string EncodeRecord(const Record& r) {
   return out;
 }
 
-Result<Record> DecodeRecord(std::string_view in) {
-  Record r;
-  if (in.size() < 1 + 8 + 8 + 1 || in[0] != kVersion) {
-    return Corruption("audit record: bad header");
-  }
-  r.seq = DecodeFixed64BE(in.data() + 1);
-  r.time_ns = static_cast<int64_t>(DecodeFixed64BE(in.data() + 9));
-  const auto kind = static_cast<uint8_t>(in[17]);
-  if (kind < 1 || kind > 4) return Corruption("audit record: bad kind");
-  r.kind = static_cast<Kind>(kind);
+namespace {
+
+// A record's fields as views into its bytes: the one parser of the format,
+// for DecodeRecord and PeekRecordNames.
+struct RecordFields {
+  uint64_t seq = 0, time = 0, status = 0, bytes = 0, part = 0;
+  uint8_t kind = 0;
+  std::string_view text[8];  // identity, source, request_id, operation, bucket, key, version, result
+};
+
+Status ParseRecord(std::string_view in, RecordFields* f) {
+  if (in.size() < 1 + 8 + 8 + 1 || in[0] != kVersion) return Corruption("audit record: bad header");
+  f->seq = DecodeFixed64BE(in.data() + 1);
+  f->time = DecodeFixed64BE(in.data() + 9);
+  f->kind = static_cast<uint8_t>(in[17]);
+  if (f->kind < 1 || f->kind > 4) return Corruption("audit record: bad kind");
   in.remove_prefix(18);
-  uint64_t status = 0, part = 0;
-  if (!GetVarint64(&in, &status) || !GetVarint64(&in, &r.bytes) || !GetVarint64(&in, &part) ||
-      status > 999 || part > UINT32_MAX) {
+  if (!GetVarint64(&in, &f->status) || !GetVarint64(&in, &f->bytes) ||
+      !GetVarint64(&in, &f->part) || f->status > 999 || f->part > UINT32_MAX) {
     return Corruption("audit record: bad numbers");
   }
-  r.http_status = static_cast<int>(status);
-  r.part = static_cast<uint32_t>(part);
-  for (std::string* s : {&r.identity, &r.source, &r.request_id, &r.operation, &r.bucket, &r.key,
-                         &r.version, &r.result}) {
-    std::string_view v;
-    if (!GetLengthPrefixed(&in, &v)) return Corruption("audit record: truncated");
-    s->assign(v);
+  for (std::string_view& t : f->text) {
+    if (!GetLengthPrefixed(&in, &t)) return Corruption("audit record: truncated");
   }
   if (!in.empty()) return Corruption("audit record: trailing bytes");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Record> DecodeRecord(std::string_view in) {
+  RecordFields f;
+  RETURN_IF_ERROR(ParseRecord(in, &f));
+  Record r;
+  r.seq = f.seq;
+  r.time_ns = static_cast<int64_t>(f.time);
+  r.kind = static_cast<Kind>(f.kind);
+  r.http_status = static_cast<int>(f.status);
+  r.bytes = f.bytes;
+  r.part = static_cast<uint32_t>(f.part);
+  std::string* out[8] = {&r.identity, &r.source, &r.request_id, &r.operation,
+                         &r.bucket,   &r.key,    &r.version,    &r.result};
+  for (int i = 0; i < 8; ++i) out[i]->assign(f.text[i]);
   return r;
 }
 
@@ -159,18 +177,10 @@ Result<std::vector<uint64_t>> DecodePostings(std::string_view in) {
 }
 
 bool PeekRecordNames(std::string_view in, std::string_view* identity, std::string_view* bucket) {
-  if (in.size() < 18 || in[0] != kVersion) return false;
-  in.remove_prefix(18);
-  uint64_t ignored = 0;
-  for (int i = 0; i < 3; ++i) {
-    if (!GetVarint64(&in, &ignored)) return false;
-  }
-  std::string_view fields[5];  // identity, source, request_id, operation, bucket
-  for (std::string_view& f : fields) {
-    if (!GetLengthPrefixed(&in, &f)) return false;
-  }
-  *identity = fields[0];
-  *bucket = fields[4];
+  RecordFields f;
+  if (!ParseRecord(in, &f).ok()) return false;
+  *identity = f.text[0];
+  *bucket = f.text[4];
   return true;
 }
 

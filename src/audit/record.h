@@ -74,8 +74,8 @@ std::string BucketIndexKey(std::string_view bucket, uint64_t seq);  // "Eb" buck
 std::string BucketIndexPrefix(std::string_view bucket);
 std::string IdentityIndexKey(std::string_view identity, uint64_t seq);  // "Eu" identity \0 BE64
 std::string IdentityIndexPrefix(std::string_view identity);
-// A record's identity and bucket without decoding the rest; false if the
-// bytes are not a record.
+// A record's identity and bucket as views into `bytes`, without copying the
+// rest; false where DecodeRecord would fail.
 bool PeekRecordNames(std::string_view bytes, std::string_view* identity, std::string_view* bucket);
 // The seq at the end of one of the keys above; false if `key` is too short.
 bool SeqOfKey(std::string_view key, uint64_t* seq);

@@ -89,6 +89,19 @@ class ExtendedBatch {
   std::optional<WriteBatch> copy_;
 };
 
+// A store that adds keys to the batches written through it (the
+// latest-version index, usage, notifications, the audit trail): both Writes
+// come to Apply, with `owned` the batch itself when its writer gave it up.
+// Apply adds through an ExtendedBatch and hands it on with Forward.
+class ExtendingStore : public KvStore {
+ public:
+  Status Write(const WriteBatch& batch, bool sync) final { return Apply(batch, nullptr, sync); }
+  Status Write(WriteBatch&& batch, bool sync) final { return Apply(batch, &batch, sync); }
+
+ protected:
+  virtual Status Apply(const WriteBatch& batch, WriteBatch* owned, bool sync) = 0;
+};
+
 // Opens (creating if needed) a RocksDB store in `dir`.
 Result<std::unique_ptr<KvStore>> OpenRocksDbStore(const std::string& dir);
 std::unique_ptr<KvStore> NewMemStore();

@@ -252,8 +252,8 @@ class RocksDbStore : public KvStore {
 // Where the memtable keeps an insert hint (the last insert's position) per
 // group of keys: a key's group is its first two bytes (the registry prefix
 // and the next byte), and for the audit trail's per-bucket and per-identity
-// posting lists ("EB" / "EU" + name + '\0' + BE64 seq; "Eb" / "Eu" in trails
-// from before session 23) everything up to the '\0'. Keys that arrive in
+// posting lists ("EB" / "EU" + name + '\0' + BE64 seq) everything up to the
+// '\0'. Keys that arrive in
 // order within their group — the audit records, queued events, objects
 // named in sequence — then insert next to the previous one instead of
 // descending the skip list from the top (~11k instructions per key when
@@ -262,8 +262,7 @@ class InsertGroups : public rocksdb::SliceTransform {
  public:
   const char* Name() const override { return "strata.InsertGroups"; }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    if (key.size() > 2 && key[0] == kAuditPrefix &&
-        (key[1] == 'b' || key[1] == 'u' || key[1] == 'B' || key[1] == 'U')) {
+    if (key.size() > 2 && key[0] == kAuditPrefix && (key[1] == 'B' || key[1] == 'U')) {
       const void* nul = std::memchr(key.data() + 2, '\0', key.size() - 2);
       if (nul != nullptr) {
         return rocksdb::Slice(key.data(), static_cast<const char*>(nul) - key.data() + 1);

@@ -71,22 +71,17 @@ struct Notifier::Sender {
   }
 };
 
-class Notifier::Store : public meta::KvStore {
+class Notifier::Store : public meta::ExtendingStore {
  public:
   explicit Store(Notifier* n) : n_(n) {}
   Result<std::optional<std::string>> Get(std::string_view key) override {
     return n_->inner_->Get(key);
   }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    return Apply(batch, nullptr, sync);
-  }
-  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
   std::unique_ptr<meta::KvIterator> NewIterator() override { return n_->inner_->NewIterator(); }
   Status Checkpoint(const std::string& dir) override { return n_->inner_->Checkpoint(dir); }
 
  private:
-  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
-  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync);
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) override;
   Notifier* n_;
 };
 

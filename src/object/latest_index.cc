@@ -87,18 +87,13 @@ Status IndexKey(meta::KvIterator* it, const KeyOps& ops, meta::WriteBatch* out) 
 
 }  // namespace
 
-class LatestIndex::Store : public meta::KvStore {
+class LatestIndex::Store : public meta::ExtendingStore {
  public:
   explicit Store(LatestIndex* x) : x_(x) {}
   Result<std::optional<std::string>> Get(std::string_view key) override {
     return x_->inner_->Get(key);
   }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    return Apply(batch, nullptr, sync);
-  }
-  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
-  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
-  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) override {
     meta::ExtendedBatch out(batch, owned);
     std::map<std::string, KeyOps> touched;  // bucket '\0' key -> its ops
     for (const meta::WriteBatch::Op& op : batch.ops()) {

@@ -51,18 +51,13 @@ bool ParseDeltaKey(std::string_view k, std::string* bucket, uint64_t* seq) {
 
 }  // namespace
 
-class UsageCounter::Store : public meta::KvStore {
+class UsageCounter::Store : public meta::ExtendingStore {
  public:
   explicit Store(UsageCounter* u) : u_(u) {}
   Result<std::optional<std::string>> Get(std::string_view key) override {
     return u_->inner_->Get(key);
   }
-  Status Write(const meta::WriteBatch& batch, bool sync) override {
-    return Apply(batch, nullptr, sync);
-  }
-  Status Write(meta::WriteBatch&& batch, bool sync) override { return Apply(batch, &batch, sync); }
-  // `owned`: the batch itself when its caller gave it up (meta::ExtendedBatch).
-  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) {
+  Status Apply(const meta::WriteBatch& batch, meta::WriteBatch* owned, bool sync) override {
     meta::ExtendedBatch out(batch, owned);
     std::map<std::string, BucketUsage> deltas;
     std::vector<std::pair<std::string, bool>> buckets;  // bucket records: name, removed
