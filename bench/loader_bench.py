@@ -136,11 +136,18 @@ def read_local(paths, threads=8):
     return total
 
 
-def read_loader(uri, kw, tensors, in_flight):
-    """Bytes read: the tensors' ranges plus the headers the probes read."""
+def read_loader(uri, kw, tensors, in_flight, device="cpu", transfer="auto"):
+    """Bytes read: the tensors' ranges plus the headers the probes read. With a device, the
+    tensors are made there (`transfer`: strata.loader_device) and the clock stops once the
+    device has them all."""
     loader = L.Loader(uri, max_in_flight=in_flight, verify=False, **kw)
     try:
-        if tensors:
+        if device != "cpu":
+            import torch
+            for _ in loader.iter_tensors(device, transfer):
+                pass
+            torch.cuda.synchronize(device)
+        elif tensors:
             for _ in loader.iter_tensors():
                 pass
         else:
@@ -321,6 +328,9 @@ def main():
     p.add_argument("--mx-in-flight", type=int, default=512)
     p.add_argument("--tensors", action="store_true", help="the loader also makes torch tensors")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, one run (CI)")
+    p.add_argument("--device", default="cpu",
+                   help="also load the tensors into this CUDA device (cuda, cuda:N): through "
+                        "the pinned ring and through torch's .to(), for the device script")
     a = p.parse_args()
     if a.smoke:
         a.size_mib, a.shards, a.runs, a.runai_workers, a.mx_in_flight = 48, 3, 1, "8,64", 64
@@ -393,6 +403,11 @@ def run(a, server, work):
             total, lambda: read_loader(uri, kw, a.tensors, a.in_flight)),
         **({f"loader over KV {a.in_flight} in flight (warm)": lambda: timed(
             total, lambda: read_loader(kv_uri, kv_kw, a.tensors, a.in_flight))} if kv_uri else {}),
+        **({f"loader -> {a.device}, pinned ring": lambda: timed(
+            total, lambda: read_loader(uri, kw, True, a.in_flight, a.device, "ring")),
+            f"loader -> {a.device}, .to() per tensor": lambda: timed(
+            total, lambda: read_loader(uri, kw, True, a.in_flight, a.device, "to"))}
+           if a.device != "cpu" else {}),
         "boto3 download_fileobj defaults": lambda: timed(total, lambda: read_boto3(server, bucket, keys)),
         "aws s3 cp --recursive": lambda: timed(total, lambda: read_awscli(server, bucket, prefix, home)),
     }
@@ -442,6 +457,11 @@ def run(a, server, work):
         lk = med[f"loader over KV {a.in_flight} in flight (warm)"]
         print(f"  loader over KV / over HTTP, warm     {lk / ld:6.2f} x")
         print(f"  loader over KV warm / loopback TCP   {100 * lk / lb:6.1f} %")
+    if a.device != "cpu":
+        lr = med[f"loader -> {a.device}, pinned ring"]
+        print(f"  loader -> {a.device} ring / loader warm to host  {100 * lr / ld:6.1f} %")
+        print(f"  loader -> {a.device} ring / .to() per tensor     "
+              f"{lr / med[f'loader -> {a.device}, .to() per tensor']:6.2f} x")
     if cold:
         c = med[f"loader {a.in_flight} in flight (cold)"] / med["local pread x8 (cold)"]
         print(f"  loader cold / local pread cold       {100 * c:6.1f} %   (>= 90 %)")

@@ -44,7 +44,8 @@ int RunLoad(const std::vector<std::string>& args) {
                  candidates[candidates.size() - 2].c_str(), candidates.back().c_str());
     return 1;
   }
-  // The build's strata_kv module (CRC32C checks) when there is one.
+  // The build's Python modules when there are: strata_kv (CRC32C checks) and strata_cuda
+  // (the pinned ring for --device cuda).
   if (fs::exists(bin_dir / "client" / "python", ec)) pythonpath += ":" + (bin_dir / "client" / "python").string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
   setenv("PYTHONPATH", pythonpath.c_str(), 1);

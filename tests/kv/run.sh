@@ -4,7 +4,7 @@
 # strata servers, with Debian's /usr/bin/python3 (numpy, boto3).
 #
 # CTest sets STRATA_BIN, STRATA_KV_PYDIR (directory of the strata_kv module)
-# and STRATA_KV_CLIB (libstrata_kv.so). By hand: tests/kv/run.sh BUILD_DIR
+# STRATA_KV_CLIB (libstrata_kv.so) and STRATA_FAKE_CUDART (the stand-in CUDA runtime). By hand: tests/kv/run.sh BUILD_DIR
 # (extra arguments go to unittest, e.g. test_kv_client.KvClientTest.test_restart).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +13,7 @@ if [[ $# -ge 1 && -d "$1" ]]; then
   build="$(realpath "$1")"; shift
   export STRATA_BIN="$build/strata" STRATA_KV_PYDIR="$build/client/python"
   export STRATA_KV_CLIB="$build/client/libstrata_kv.so"
+  export STRATA_FAKE_CUDART="$build/client/cuda/libstrata_fake_cudart.so"
 fi
 : "${STRATA_BIN:?set STRATA_BIN or pass a build directory}"
 : "${STRATA_KV_PYDIR:?set STRATA_KV_PYDIR or pass a build directory}"

@@ -228,6 +228,7 @@ class Loader:
         self._src = open_source(uri, endpoint_url, access_key, secret_key, region,
                                 stall_timeout, max_in_flight)
         self._lock = threading.Lock()
+        self._group_ready = None  # set by iter_tensors for a device load
         self.stats = dict(bytes=0, total_bytes=0, header_bytes=0, requests=0, retries=0, seconds=0.0,
                           shards=0, tensors=0, verified_shards=0, slowest_request_s=0.0)
 
@@ -354,6 +355,8 @@ class Loader:
                     return
                 try:
                     if self._read(g, off, n):
+                        if self._group_ready is not None:
+                            self._group_ready(g)  # e.g. queue its copy to the GPU
                         done_q.put(g)
                 except BaseException as e:  # noqa: BLE001 - handed to the consumer
                     failed.set()
@@ -382,22 +385,36 @@ class Loader:
                     f.cancel()
         self.stats["seconds"] = time.monotonic() - t0
 
-    def iter_tensors(self, device="cpu"):
+    def iter_tensors(self, device="cpu", transfer="auto"):
+        """(name, tensor) as groups arrive. `device`: where the tensors go; `transfer`: how
+        they get there when it is not the CPU ("auto", "ring", "to": strata.loader_device)."""
         import torch
-        # A shard with a stored checksum hands out no tensor before its last group is in and
-        # the checksum holds; the others' groups become tensors as they arrive.
-        waiting = {}
-        for shard, group in self.iter_raw():
-            if not (self.verify and shard.checksum):
-                yield from _tensors(torch, [group], device, self.stats)
-                continue
-            w = waiting.setdefault(shard.key, [])
-            w.append(group)
-            if len(w) == shard.group_count:
-                yield from _tensors(torch, waiting.pop(shard.key), device, self.stats)
+        from strata import loader_device
+        sink = loader_device.open_transfer(torch, device, transfer)
+        self._group_ready = sink.group_ready if sink is not None else None
+        raw = self.iter_raw()
+        try:
+            # A shard with a stored checksum hands out no tensor before its last group is in
+            # and the checksum holds; the others' groups become tensors as they arrive.
+            waiting = {}
+            for shard, group in raw:
+                if not (self.verify and shard.checksum):
+                    yield from _tensors(torch, [group], sink, self.stats)
+                    continue
+                w = waiting.setdefault(shard.key, [])
+                w.append(group)
+                if len(w) == shard.group_count:
+                    yield from _tensors(torch, waiting.pop(shard.key), sink, self.stats)
+        finally:
+            raw.close()  # its workers are done before the sink goes
+            self._group_ready = None
+            if sink is not None:
+                sink.drain()  # no copy may still write into a buffer about to be freed
+                if sink is not transfer and hasattr(sink, "close"):
+                    sink.close()
 
-    def load(self, device="cpu"):
-        return dict(self.iter_tensors(device))
+    def load(self, device="cpu", transfer="auto"):
+        return dict(self.iter_tensors(device, transfer))
 
 
 def _torch_dtype(torch, name):
@@ -408,44 +425,55 @@ def _torch_dtype(torch, name):
     return dt
 
 
-def _tensors(torch, groups, device, stats):
+def _tensors(torch, groups, transfer, stats):
+    """(name, tensor) of each group: CPU tensors over the group's buffer (no copy), or placed
+    on a device by `transfer` (strata.loader_device)."""
     import warnings
     for g in groups:
-        for t in g.tensors:
-            dt = _torch_dtype(torch, t.dtype)
-            numel = 1
-            for d in t.shape:
-                numel *= d
-            if numel == 0:
-                x = torch.empty(t.shape, dtype=dt)
-            else:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # "non-writable buffer": mmap is writable
-                    x = torch.frombuffer(g.buffer, dtype=dt, count=numel,
-                                         offset=g.shard.header.data_start + t.begin - g.start)
-                x = x.reshape(t.shape)
-            if device != "cpu":
-                x = x.to(device)
-            stats["tensors"] += 1
-            yield t.name, x
+        specs = [(t, _torch_dtype(torch, t.dtype)) for t in g.tensors]
+        if transfer is not None and transfer.name == "ring":
+            out = transfer.place(g, specs)
+            try:
+                g.buffer.close()  # on the device now; the host copy is let go at once
+            except BufferError:
+                pass
+        else:
+            out = []
+            for t, dt in specs:
+                numel = 1
+                for d in t.shape:
+                    numel *= d
+                if numel == 0:
+                    x = torch.empty(t.shape, dtype=dt)
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # "non-writable buffer": mmap is writable
+                        x = torch.frombuffer(g.buffer, dtype=dt, count=numel,
+                                             offset=g.shard.header.data_start + t.begin - g.start)
+                    x = x.reshape(t.shape)
+                out.append((t.name, x))
+            if transfer is not None:
+                out = transfer.place(g, out)
+        stats["tensors"] += len(out)
+        yield from out
 
 
-def load_safetensors(uri, device="cpu", **kw):
+def load_safetensors(uri, device="cpu", transfer="auto", **kw):
     """{name: tensor} of the checkpoint at `uri` (see the module text); LoadError if any part
     of it cannot be read or checked — never a partial dict."""
     loader = Loader(uri, **kw)
     try:
-        return loader.load(device)
+        return loader.load(device, transfer)
     finally:
         loader.close()
 
 
-def iter_safetensors(uri, device="cpu", **kw):
+def iter_safetensors(uri, device="cpu", transfer="auto", **kw):
     """(name, tensor) as each group of tensors arrives (a shard with a stored checksum: once
     it is verified). Raises LoadError mid-iteration if the load fails."""
     loader = Loader(uri, **kw)
     try:
-        yield from loader.iter_tensors(device)
+        yield from loader.iter_tensors(device, transfer)
     finally:
         loader.close()
 
@@ -591,6 +619,11 @@ def main(argv=None):
     p.add_argument("--in-flight", type=int, default=32, help="requests in flight (32)")
     p.add_argument("--range-mib", type=int, default=8, help="bytes per ranged GET, MiB (8)")
     p.add_argument("--raw", action="store_true", help="bytes only: no torch tensors made")
+    p.add_argument("--device", default="cpu",
+                   help="where the tensors go: cpu (default), cuda, cuda:N, ...")
+    p.add_argument("--transfer", default="auto", choices=("auto", "ring", "to"),
+                   help="how tensors reach a device: the pinned-buffer ring (CUDA), torch's "
+                        ".to(), or auto: the ring when it opens (auto)")
     a = p.parse_args(argv)
     tty = sys.stderr.isatty()
 
@@ -610,7 +643,7 @@ def main(argv=None):
             for _ in loader.iter_raw():
                 pass
         else:
-            for name, t in loader.iter_tensors():
+            for name, t in loader.iter_tensors(a.device, a.transfer):
                 if a.verify:
                     print(f"{name}\t{str(t.dtype).replace('torch.', '')}\t{list(t.shape)}")
     except LoadError as e:
