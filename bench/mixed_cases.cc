@@ -26,15 +26,6 @@ constexpr int kConcurrency = 16;
 constexpr char kMixedBucket[] = "bench-mixed";
 constexpr char kLargeGetKey[] = "mixed/large";
 
-// Resident set of a process, bytes (0 if unreadable).
-uint64_t RssBytes(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
 // Background load: `gets` threads GET the large object whole, `puts` threads PUT objects of
 // the same size, each back to back until stopped. Every GET is checked byte for byte.
 class LargeLoad {
@@ -183,9 +174,9 @@ void RunMixed(const CaseOptions& opt, const std::string& binary, Report& report)
       row.note = "n/a (RLIMIT_NOFILE " + std::to_string(rl.rlim_cur) + " is too low)";
       continue;
     }
-    const uint64_t rss_before = RssBytes(server->pid());
+    const uint64_t rss_before = ProcessMemoryBytes(server->pid());
     std::vector<Socket> idle = OpenIdleConnections(target, n - kConcurrency);
-    const uint64_t rss_after = RssBytes(server->pid());
+    const uint64_t rss_after = ProcessMemoryBytes(server->pid());
     report.Measure(row, opt.runs, [&](int) {
       TimedResult r = small_gets();
       return RunFigure{r.OpsPerSecond(), r.PercentileUs(0.50), r.PercentileUs(0.99)};

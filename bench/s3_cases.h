@@ -40,6 +40,7 @@ struct CaseOptions {
   int version_keys = 2000;   // keys of the versions group's listing buckets
   int version_depth = 100;   // versions per key of the deep one
   int mixed_max_connections = 8192;  // the mixed group's largest count of open connections
+  pid_t server_pid = -1;  // the server s3bench started (its memory is reported); -1: --endpoint
 };
 
 // Helpers shared by the S3 case groups (s3_cases.cc, ec_cases.cc).

@@ -389,6 +389,7 @@ int Main(int argc, char** argv) {
       if (binary.empty()) UsageError("no strata binary next to s3bench; pass --strata PATH");
       server = ServerProcess::Start(binary);
       target = {server->host(), server->port(), server->credentials()};
+      opt.s3.server_pid = server->pid();
       std::fprintf(stderr, "[s3bench] started %s on port %d, data in %s\n", binary.c_str(),
                    server->port(), server->data_dir().c_str());
     }

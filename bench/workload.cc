@@ -122,6 +122,15 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+uint64_t ProcessMemoryBytes(pid_t pid, const char* field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  const std::string want = std::string(field) + ":";
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind(want, 0) == 0) return std::stoull(line.substr(want.size())) * 1024;
+  }
+  return 0;
+}
+
 double ProcessCpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

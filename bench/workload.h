@@ -42,6 +42,9 @@ double ThreadCpuSeconds();
 // User + system CPU seconds of all threads of process `pid` so far
 // (/proc/PID/stat, clock-tick resolution).
 double ProcessCpuSeconds(pid_t pid);
+// A memory figure of process `pid` from /proc/PID/status, bytes: "VmRSS" (resident now) or
+// "VmHWM" (the peak resident set); 0 if unreadable.
+uint64_t ProcessMemoryBytes(pid_t pid, const char* field = "VmRSS");
 // CPU-seconds the whole machine has spent busy since boot (/proc/stat: every
 // state but idle and iowait, all CPUs): load generator, server and kernel.
 double MachineBusySeconds();
