@@ -92,7 +92,7 @@ class VllmLoaderPluginTest(unittest.TestCase):
                          endpoint_url=self.server.endpoint, access_key=ACCESS_KEY,
                          secret_key=SECRET_KEY)
         load_config = LoadConfig(load_format="strata",
-                                 model_loader_extra_config=self.extra(max_in_flight=4))
+                                 model_loader_extra_config=self.extra(max_in_flight=4, device="cpu"))
         model_config = ModelConfig(model=f"s3://{b}/tiny/", architecture="TinyForCausalLM")
         vllm_config = VllmConfig(model_config=model_config, load_config=load_config,
                                  device_config=DeviceConfig("cpu"))
@@ -112,6 +112,9 @@ class VllmLoaderPluginTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "max_in_flight must be"):
             get_model_loader(LoadConfig(load_format="strata",
                                         model_loader_extra_config={"max_in_flight": "8"}))
+        with self.assertRaisesRegex(ValueError, "device must be 'cpu' or 'cuda'"):
+            get_model_loader(LoadConfig(load_format="strata",
+                                        model_loader_extra_config={"device": "tpu"}))
         loader = get_model_loader(LoadConfig(load_format="strata",
                                              model_loader_extra_config=self.extra()))
         with self.assertRaisesRegex(ValueError, "s3://"):

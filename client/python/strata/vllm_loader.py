@@ -18,8 +18,11 @@ client/python/pyproject.toml declares `strata = "strata.vllm_loader:register"`. 
 this module registers the loader too.
 
 Options (`model_loader_extra_config`): endpoint_url, region, access_key, secret_key (else the
-AWS environment), max_in_flight, range_mib, stall_timeout, retries, verify. An unknown option
-is an error, not ignored.
+AWS environment), max_in_flight, range_mib, stall_timeout, retries, verify, and device:
+"cpu" (the default: the model's weight loaders copy each CPU tensor to the GPU, as with
+vLLM's default loader) or "cuda" (the weights arrive in this worker's current GPU through
+strata's pinned-buffer ring, docs/model-loading.md "Into GPU memory", and the weight
+loaders copy device to device). An unknown option is an error, not ignored.
 """
 from vllm.model_executor.model_loader import register_model_loader
 from vllm.model_executor.model_loader.base_loader import BaseModelLoader
@@ -30,7 +33,7 @@ LOAD_FORMAT = "strata"
 
 _OPTIONS = {"endpoint_url": str, "region": str, "access_key": str, "secret_key": str,
             "max_in_flight": int, "range_mib": int, "stall_timeout": (int, float),
-            "retries": int, "verify": bool}
+            "retries": int, "verify": bool, "device": str}
 
 
 @register_model_loader(LOAD_FORMAT)
@@ -47,6 +50,10 @@ class StrataModelLoader(BaseModelLoader):
         for k, v in extra.items():
             if not isinstance(v, _OPTIONS[k]) or (isinstance(v, bool) and _OPTIONS[k] is int):
                 raise ValueError(f"--load-format strata: {k} must be {_OPTIONS[k]}, not {v!r}")
+        self.device = extra.pop("device", "cpu")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"--load-format strata: device must be 'cpu' or 'cuda', not "
+                             f"{self.device!r}")
         self.options = extra
         range_mib = extra.pop("range_mib", None)
         if range_mib is not None:
@@ -70,8 +77,15 @@ class StrataModelLoader(BaseModelLoader):
         finally:
             loader.close()
 
+    def _device(self):
+        if self.device == "cpu":
+            return "cpu"
+        import torch
+        return f"cuda:{torch.cuda.current_device()}"  # the GPU vLLM set for this worker
+
     def load_weights(self, model, model_config) -> None:
-        weights = strata_loader.iter_safetensors(self._uri(model_config), **self.options)
+        weights = strata_loader.iter_safetensors(self._uri(model_config), device=self._device(),
+                                                 **self.options)
         loaded = model.load_weights(weights)
         if loaded is not None:  # as vLLM's default loader checks
             missing = {name for name, _ in model.named_parameters()} - set(loaded)
