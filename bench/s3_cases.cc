@@ -436,12 +436,12 @@ void RunList(const CaseOptions& opt, const Target& target, Report& report) {
     // The server's memory with this many keys stored, after the PUTs that made them and
     // the listing runs (issue 17: RSS with 1M stored objects and after 1M requests).
     if (opt.server_pid > 0) {
-      const uint64_t rss = ProcessMemoryBytes(opt.server_pid, "VmRSS");
-      const uint64_t peak = ProcessMemoryBytes(opt.server_pid, "VmHWM");
-      char note[160];
-      std::snprintf(note, sizeof note, "server RSS %.0f MiB now, %.0f MiB at peak, with every key so far stored",
-                    rss / 1048576.0, peak / 1048576.0);
-      row.note = row.note.empty() ? note : row.note + "; " + note;
+      char note[200];
+      std::snprintf(note, sizeof note,
+                    "%s: server RSS %.0f MiB, peak %.0f MiB (every key created so far stored)",
+                    label.c_str(), ProcessMemoryBytes(opt.server_pid, "VmRSS") / 1048576.0,
+                    ProcessMemoryBytes(opt.server_pid, "VmHWM") / 1048576.0);
+      report.AddNote(note);
     }
   }
 }
