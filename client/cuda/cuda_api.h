@@ -30,6 +30,7 @@ enum cudaMemcpyKind {
 };
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int* device);
 const char* cudaGetErrorString(cudaError_t error);
 cudaError_t cudaHostAlloc(void** host, size_t size, unsigned int flags);
 cudaError_t cudaFreeHost(void* ptr);
@@ -50,5 +51,6 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 #define cudaSuccess 0
 #define cudaHostAllocDefault 0x00
 #define cudaStreamNonBlocking 0x01
+#define cudaEventBlockingSync 0x01
 #define cudaEventDisableTiming 0x02
 #endif

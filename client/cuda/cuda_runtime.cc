@@ -62,6 +62,7 @@ Result<std::shared_ptr<Runtime>> Runtime::Load(const std::string& path) {
     std::string missing;
     Bind(h, "cudaGetDeviceCount", rt->GetDeviceCount, missing);
     Bind(h, "cudaSetDevice", rt->SetDevice, missing);
+    Bind(h, "cudaGetDevice", rt->GetDevice, missing);
     Bind(h, "cudaGetErrorString", rt->GetErrorString, missing);
     Bind(h, "cudaHostAlloc", rt->HostAlloc, missing);
     Bind(h, "cudaFreeHost", rt->FreeHost, missing);

@@ -38,6 +38,7 @@ class Runtime {
 
   decltype(&::cudaGetDeviceCount) GetDeviceCount = nullptr;
   decltype(&::cudaSetDevice) SetDevice = nullptr;
+  decltype(&::cudaGetDevice) GetDevice = nullptr;
   decltype(&::cudaGetErrorString) GetErrorString = nullptr;
   decltype(&::cudaHostAlloc) HostAlloc = nullptr;
   decltype(&::cudaFreeHost) FreeHost = nullptr;

@@ -7,6 +7,30 @@
 
 namespace strata::cuda {
 
+namespace {
+
+// Makes `device` current for a scope and puts back the thread's previous one.
+class DeviceScope {
+ public:
+  DeviceScope(Runtime& rt, int device) : rt_(rt) {
+    if (rt_.GetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    status_ = rt_.Check(rt_.SetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() {
+    if (previous_ >= 0) (void)rt_.SetDevice(previous_);
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  Runtime& rt_;
+  int previous_ = -1;
+  Status status_;
+};
+
+constexpr unsigned kEventFlags = cudaEventDisableTiming | cudaEventBlockingSync;
+
+}  // namespace
+
 PinnedRing::PinnedRing(std::shared_ptr<Runtime> rt, const RingOptions& opts)
     : rt_(std::move(rt)), opts_(opts) {}
 
@@ -24,14 +48,15 @@ Result<std::unique_ptr<PinnedRing>> PinnedRing::Open(std::shared_ptr<Runtime> rt
   }
   std::unique_ptr<PinnedRing> ring(new PinnedRing(std::move(rt), opts));
   Runtime& r = *ring->rt_;
-  RETURN_IF_ERROR(r.Check(r.SetDevice(opts.device), "cudaSetDevice"));
+  DeviceScope device(r, opts.device);
+  RETURN_IF_ERROR(device.status());
   RETURN_IF_ERROR(r.Check(r.StreamCreateWithFlags(&ring->stream_, cudaStreamNonBlocking),
                           "cudaStreamCreateWithFlags"));
-  RETURN_IF_ERROR(r.Check(r.EventCreateWithFlags(&ring->after_, cudaEventDisableTiming),
+  RETURN_IF_ERROR(r.Check(r.EventCreateWithFlags(&ring->after_, kEventFlags),
                           "cudaEventCreateWithFlags"));
   ring->slots_.resize(static_cast<size_t>(opts.slots));
   for (Slot& s : ring->slots_) {
-    RETURN_IF_ERROR(r.Check(r.EventCreateWithFlags(&s.done, cudaEventDisableTiming),
+    RETURN_IF_ERROR(r.Check(r.EventCreateWithFlags(&s.done, kEventFlags),
                             "cudaEventCreateWithFlags"));
     RETURN_IF_ERROR(r.Check(r.HostAlloc(&s.host, opts.slot_bytes, cudaHostAllocDefault),
                             "cudaHostAlloc (pinned slot)", Code::kResourceExhausted));
@@ -41,12 +66,10 @@ Result<std::unique_ptr<PinnedRing>> PinnedRing::Open(std::shared_ptr<Runtime> rt
 
 PinnedRing::~PinnedRing() {
   Runtime& r = *rt_;
-  if (stream_) {
-    // Nothing may be freed under a copy still reading it. Errors here have nowhere
-    // to go; a broken context frees what it can.
-    (void)r.SetDevice(opts_.device);
-    (void)r.StreamSynchronize(stream_);
-  }
+  DeviceScope device(r, opts_.device);
+  // Nothing may be freed under a copy still reading it. Errors here have nowhere to
+  // go; a broken context frees what it can.
+  if (stream_) (void)r.StreamSynchronize(stream_);
   for (Slot& s : slots_) {
     if (s.host) (void)r.FreeHost(s.host);
     if (s.done) (void)r.EventDestroy(s.done);
@@ -115,15 +138,16 @@ Result<PinnedRing::Slot*> PinnedRing::Acquire(std::unique_lock<std::mutex>& lock
 }
 
 Result<uint64_t> PinnedRing::CopyToDevice(uintptr_t dst, const void* src, size_t n,
-                                          uintptr_t after_stream) {
+                                          std::optional<uintptr_t> after_stream) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!broken_.ok()) return broken_;
   if (n == 0) return uint64_t{0};
   Runtime& r = *rt_;
   // The device is per thread in the runtime API; callers come from any thread.
-  if (Status st = r.Check(r.SetDevice(opts_.device), "cudaSetDevice"); !st.ok()) return Fail(st);
-  if (after_stream != 0) {
-    auto* other = reinterpret_cast<cudaStream_t>(after_stream);
+  DeviceScope device(r, opts_.device);
+  if (!device.status().ok()) return Fail(device.status());
+  if (after_stream) {
+    auto* other = reinterpret_cast<cudaStream_t>(*after_stream);
     Status st = r.Check(r.EventRecord(after_, other), "cudaEventRecord (after_stream)");
     if (st.ok()) st = r.Check(r.StreamWaitEvent(stream_, after_, 0), "cudaStreamWaitEvent");
     if (!st.ok()) return Fail(st);

@@ -13,6 +13,10 @@
 // Thread-safe: several threads may copy at once; each fills its own slot without
 // the lock, and the queueing onto the stream is serialised. Tickets are handed out
 // in stream order, so a completed ticket means every smaller one is complete too.
+// Every call leaves the calling thread's current CUDA device as it found it (the
+// runtime API keeps one per thread; torch and vLLM rely on it). The events block
+// (cudaEventBlockingSync): a thread waiting for a slot sleeps instead of spinning a
+// core the network threads need.
 #pragma once
 
 #include <condition_variable>
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
@@ -53,14 +58,16 @@ class PinnedRing {
 
   // Queues a copy of n bytes from host memory `src` to device address `dst`. When
   // `after_stream` is given (a cudaStream_t as an integer, e.g. torch's current
-  // stream), the copy starts only after the work queued on that stream so far: the
-  // destination may be memory that stream's pending kernels still use. `src` may be
+  // stream; 0 is the legacy default stream), the copy starts only after the work
+  // queued on that stream so far: the destination may be memory that stream's
+  // pending kernels still use. (The ring's own stream is non-blocking: without
+  // after_stream it does not wait for the default stream either.) `src` may be
   // reused as soon as this returns. Returns the ticket of the copy's last piece (0
   // for n == 0). Blocks only while every slot's previous piece is still in flight.
   // After any CUDA error the ring is broken: every later call returns that error, and
   // nothing queued before it still runs once the error is returned.
   Result<uint64_t> CopyToDevice(uintptr_t dst, const void* src, size_t n,
-                                uintptr_t after_stream = 0);
+                                std::optional<uintptr_t> after_stream = std::nullopt);
   // Returns once the copy with `ticket`, and every copy before it, has completed.
   Status Wait(uint64_t ticket);
   // Wait for everything queued so far.

@@ -175,6 +175,54 @@ TEST_F(PinnedRingTest, AfterStreamOrdersTheCopyBehindThatStreamsWork) {
   ASSERT_EQ(r.FreeHost(pinned), cudaSuccess);
 }
 
+TEST_F(PinnedRingTest, AfterStreamZeroIsTheDefaultStream) {
+  // torch's default stream is stream 0: "after stream 0" must wait for it, not mean
+  // "no stream" (the ring's own stream is non-blocking and would not wait by itself).
+  configure_(1, 0, 0, 0);
+  auto ring = Open(RingOptions{});
+  ASSERT_TRUE(ring);
+  Runtime& r = *rt_;
+  void* pinned = nullptr;
+  ASSERT_EQ(r.HostAlloc(&pinned, 4096, cudaHostAllocDefault), cudaSuccess);
+  std::memset(pinned, 'A', 4096);
+  std::vector<unsigned char> dev(4096), b(4096, 'B');
+  configure_(1, 20000, 0, 0);
+  ASSERT_EQ(r.MemcpyAsync(dev.data(), pinned, 4096, cudaMemcpyHostToDevice, nullptr), cudaSuccess);
+  configure_(1, 0, 0, 0);
+  auto t = ring->CopyToDevice(reinterpret_cast<uintptr_t>(dev.data()), b.data(), b.size(), 0);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(ring->Wait(*t).ok());
+  ASSERT_EQ(r.StreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_EQ(dev, b) << "the default stream's copy ran after the ring's";
+  ASSERT_EQ(r.FreeHost(pinned), cudaSuccess);
+}
+
+TEST_F(PinnedRingTest, TheCallersCurrentDeviceIsLeftAsItWas) {
+  // The runtime keeps a current device per thread; torch relies on it. A ring on device 1
+  // used from a thread whose current device is 2 must leave it at 2.
+  configure_(3, 0, 0, 0);
+  Runtime& r = *rt_;
+  ASSERT_EQ(r.SetDevice(2), cudaSuccess);
+  int now = -1;
+  {
+    RingOptions o;
+    o.device = 1;
+    auto ring = Open(o);
+    ASSERT_TRUE(ring);
+    ASSERT_EQ(r.GetDevice(&now), cudaSuccess);
+    EXPECT_EQ(now, 2) << "Open";
+    std::vector<unsigned char> src(10000, 3), dev(10000);
+    auto t = ring->CopyToDevice(reinterpret_cast<uintptr_t>(dev.data()), src.data(), src.size());
+    ASSERT_TRUE(t.ok());
+    ASSERT_EQ(r.GetDevice(&now), cudaSuccess);
+    EXPECT_EQ(now, 2) << "CopyToDevice";
+    ASSERT_TRUE(ring->Wait(*t).ok());
+  }
+  ASSERT_EQ(r.GetDevice(&now), cudaSuccess);
+  EXPECT_EQ(now, 2) << "the destructor";
+  ASSERT_EQ(r.SetDevice(0), cudaSuccess);
+}
+
 TEST_F(PinnedRingTest, ACudaErrorBreaksTheRingAndNamesTheCall) {
   configure_(1, 5000, 3, 0);  // the third cudaMemcpyAsync is refused; each copy takes 5 ms
   auto ring = Open(100, 2);

@@ -2,18 +2,21 @@
 // `strata_cuda`, used by strata.loader for device="cuda".
 //
 //   ring = strata_cuda.Ring(device=0, slot_mib=8, slots=4, runtime="")
-//   t = ring.copy(dst_ptr, host_buffer, after_stream=0)   # GIL released
+//   t = ring.copy(dst_ptr, host_buffer, after_stream=None)   # GIL released
 //   ring.wait(t); ring.synchronize(); ring.stats(); ring.runtime_path
 //
 // dst_ptr is a device address (torch: tensor.data_ptr()); host_buffer any C-contiguous
-// buffer-protocol object (mmap, bytearray, memoryview slice). after_stream is a
-// cudaStream_t as an int (torch: torch.cuda.current_stream().cuda_stream). For checks
+// buffer-protocol object (mmap, bytearray, memoryview slice). after_stream, when not
+// None, is a cudaStream_t as an int (torch: torch.cuda.current_stream().cuda_stream;
+// 0 is the default stream) whose queued work the copy waits for. For checks
 // and benchmarks without torch: device_alloc / device_free / read_back.
 // Failures raise strata_cuda.Error (.code: "unavailable", "invalid_argument", ...);
 // strata_cuda.Unavailable, a subclass, when there is no runtime, driver or device.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cuda/pinned_ring.h"
@@ -109,7 +112,8 @@ PYBIND11_MODULE(strata_cuda, m) {
            py::arg("slot_mib") = 8.0, py::arg("slots") = 4, py::arg("runtime") = "")
       .def(
           "copy",
-          [](PyRing& self, uintptr_t dst, const py::buffer& src, uintptr_t after_stream) {
+          [](PyRing& self, uintptr_t dst, const py::buffer& src,
+             std::optional<uintptr_t> after_stream) {
             std::shared_ptr<PinnedRing> rp = self.ring();
             PinnedRing& r = *rp;
             Bytes b(src);
@@ -121,7 +125,7 @@ PYBIND11_MODULE(strata_cuda, m) {
             Check(t.status());
             return *t;
           },
-          py::arg("dst"), py::arg("src"), py::arg("after_stream") = 0,
+          py::arg("dst"), py::arg("src"), py::arg("after_stream") = py::none(),
           "Queue a copy of `src` to device address `dst`; returns its ticket. `src` may be "
           "reused once this returns.")
       .def(

@@ -42,6 +42,16 @@ class LoaderRingTest(kvtest.KvTestCase):
     def ring(self, **kw):
         return LD.RingToDevice(torch, "cpu", runtime=FAKE, **kw)
 
+    def round_trip(self, state):
+        """`state` saved, then loaded back through a fresh ring."""
+        uri = self.uri()
+        L.save_safetensors(state, uri, **self.kw())
+        ring = self.ring()
+        try:
+            return L.load_safetensors(uri, device="cpu", transfer=ring, **self.kw())
+        finally:
+            ring.close()
+
     def tearDown(self):
         fake().fake_cudart_configure(1, 0, 0, 0)
         super().tearDown()
@@ -81,15 +91,33 @@ class LoaderRingTest(kvtest.KvTestCase):
         state = {"a": torch.tensor([1, 2, 3], dtype=torch.uint8),
                  "b": torch.arange(10, dtype=torch.float32) * 1.5,
                  "c": torch.arange(6, dtype=torch.int16).reshape(2, 3)}
-        uri = self.uri()
-        L.save_safetensors(state, uri, **self.kw())
-        ring = self.ring()
-        try:
-            got = L.load_safetensors(uri, device="cpu", transfer=ring, **self.kw())
-        finally:
-            ring.close()
+        got = self.round_trip(state)
         for name, x in state.items():
             self.assertTrue(torch.equal(got[name], x), name)
+
+    def test_empty_tensors_and_a_shard_of_nothing_but_them(self):
+        state = {"e": torch.empty(0), "z": torch.empty(2, 0, dtype=torch.int64)}
+        got = self.round_trip(state)
+        for name, x in state.items():
+            self.assertEqual(tuple(got[name].shape), tuple(x.shape), name)
+            self.assertEqual(got[name].dtype, x.dtype, name)
+
+    def test_a_load_abandoned_midway_leaves_no_copy_running(self):
+        fake().fake_cudart_configure(1, 300, 0, 0)
+        files, _ = gen.checkpoint(12, 4)
+        uri = self.uri()
+        L.save_safetensors(state_of(files), uri, max_shard_bytes=1, **self.kw())
+        ring = self.ring(slot_mib=0.01, slots=2)
+        try:
+            it = L.iter_safetensors(uri, device="cpu", transfer=ring, group_bytes=8192,
+                                    **self.kw())
+            name, first = next(it)
+            it.close()  # the consumer stops: the loader drains the ring before it lets go
+            self.assertEqual(ring._in_flight, {})
+            ring.ring.wait(0)  # still usable, not broken
+        finally:
+            ring.close()
+        ring.close()  # twice is harmless
 
     def test_a_model_loaded_through_the_ring_gives_identical_outputs(self):
         torch.manual_seed(5)
@@ -135,6 +163,9 @@ class LoaderDeviceChoiceTest(unittest.TestCase):
     def test_the_cpu_needs_no_transfer_and_other_devices_use_to(self):
         self.assertIsNone(LD.open_transfer(torch, "cpu", "auto"))
         self.assertEqual(LD.open_transfer(torch, "meta", "auto").name, "to")
+        # The ring copies host to CUDA device memory; another device only with a stand-in.
+        with self.assertRaisesRegex(L.LoadError, "copies to CUDA devices, not meta"):
+            LD.open_transfer(torch, "meta", "ring")
 
     @unittest.skipIf(torch.cuda.is_available(), "this machine has a CUDA device")
     def test_ring_without_a_cuda_device_is_a_clear_error(self):

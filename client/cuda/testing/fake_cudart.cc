@@ -1,14 +1,15 @@
 // A stand-in for libcudart for the pinned ring's tests (no GPU here): the same C ABI,
-// with "device memory" in host memory. Each stream is a thread that runs its queued
-// operations in order, each copy after a configurable delay, so a ring that refilled
-// a slot before its copy ran, or read a ticket as done too early, corrupts data the
-// tests check. It also keeps count of what real CUDA would make slow or leak:
-// asynchronous copies whose source is not pinned, and pinned blocks, streams and
-// events still alive.
+// with "device memory" in host memory. Each stream (stream 0, the legacy default
+// stream, too) is a thread that runs its queued operations in order, each copy after
+// a configurable delay, so a ring that refilled a slot before its copy ran, or read a
+// ticket as done too early, corrupts data the tests check. It also keeps count of what
+// real CUDA would make slow or leak: asynchronous copies whose source is not pinned,
+// and pinned blocks, streams and events still alive.
 //
 // Test control (looked up with dlsym on the loaded library):
 //   fake_cudart_configure(devices, copy_delay_us, fail_copy_at, fail_async_at)
-//     devices: what cudaGetDeviceCount reports (0: cudaErrorNoDevice);
+//     devices: what cudaGetDeviceCount reports (0: cudaErrorNoDevice); the current
+//       device is per thread, as in the runtime;
 //     fail_copy_at: the N-th cudaMemcpyAsync (1-based, counted from configure) returns
 //       cudaErrorInvalidValue; fail_async_at: the N-th one fails on the "device" and the
 //       next synchronisation on its stream reports cudaErrorLaunchFailure. 0: never.
@@ -58,7 +59,7 @@ struct Stream {
 
 std::mutex g_mu;
 int g_devices = 1;
-int g_current_device = 0;
+thread_local int t_current_device = 0;  // per thread, as in the runtime API
 int64_t g_delay_us = 0;
 uint64_t g_fail_copy_at = 0, g_fail_async_at = 0, g_copy_calls = 0;
 std::map<uintptr_t, size_t> g_pinned;  // start -> size
@@ -70,6 +71,24 @@ bool IsPinned(const void* p, size_t n) {
   if (it == g_pinned.begin()) return false;
   --it;
   return a >= it->first && a + n <= it->first + it->second;
+}
+
+void Run(Stream* s);
+
+// Stream 0, the legacy default stream: a stream like the others, made on first use
+// and never destroyed (so not counted among the live streams).
+Stream* DefaultStream() {
+  static Stream* s = [] {
+    auto* d = new Stream();
+    d->worker = std::thread(Run, d);
+    d->worker.detach();
+    return d;
+  }();
+  return s;
+}
+
+Stream* StreamOf(cudaStream_t stream) {
+  return stream ? reinterpret_cast<Stream*>(stream) : DefaultStream();
 }
 
 void Enqueue(Stream* s, std::function<void()> op) {
@@ -125,7 +144,12 @@ cudaError_t cudaSetDevice(int device) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_devices == 0) return static_cast<cudaError_t>(kNoDevice);
   if (device < 0 || device >= g_devices) return static_cast<cudaError_t>(kInvalidDevice);
-  g_current_device = device;
+  t_current_device = device;
+  return static_cast<cudaError_t>(0);
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  *device = t_current_device;
   return static_cast<cudaError_t>(0);
 }
 
@@ -188,8 +212,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  auto* s = reinterpret_cast<Stream*>(stream);
-  if (!s) return static_cast<cudaError_t>(kInvalidResourceHandle);
+  Stream* s = StreamOf(stream);
   std::unique_lock<std::mutex> lock(s->mu);
   const uint64_t want = s->queued;
   s->cv.wait(lock, [&] { return s->done >= want; });
@@ -198,7 +221,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   auto* s = reinterpret_cast<Stream*>(stream);
-  if (!s) return static_cast<cudaError_t>(kInvalidResourceHandle);
+  if (!s) return static_cast<cudaError_t>(kInvalidResourceHandle);  // stream 0 is not destroyed
   {
     std::lock_guard<std::mutex> lock(s->mu);
     s->stop = true;
@@ -213,8 +236,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream) {
-  auto* s = reinterpret_cast<Stream*>(stream);
-  if (!s) return static_cast<cudaError_t>(kInvalidResourceHandle);
+  Stream* s = StreamOf(stream);
   bool fail_async = false;
   int64_t delay;
   {
@@ -264,8 +286,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   auto* e = reinterpret_cast<Event*>(event);
-  auto* s = reinterpret_cast<Stream*>(stream);
-  if (!e || !s) return static_cast<cudaError_t>(kInvalidResourceHandle);
+  Stream* s = StreamOf(stream);
+  if (!e) return static_cast<cudaError_t>(kInvalidResourceHandle);
   uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(e->mu);
@@ -296,8 +318,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   auto* e = reinterpret_cast<Event*>(event);
-  auto* s = reinterpret_cast<Stream*>(stream);
-  if (!e || !s) return static_cast<cudaError_t>(kInvalidResourceHandle);
+  Stream* s = StreamOf(stream);
+  if (!e) return static_cast<cudaError_t>(kInvalidResourceHandle);
   uint64_t want;
   {
     std::lock_guard<std::mutex> lock(e->mu);

@@ -345,6 +345,8 @@ class Loader:
                     for off in range(0, length, self.range_bytes):
                         reqs.append((g, off, min(self.range_bytes, length - off)))
                     if length == 0:
+                        if self._group_ready is not None:
+                            self._group_ready(g)
                         done_q.put(g)
                 per_shard.append(reqs)
                 self.stats["total_bytes"] += s.size - len(s.head)

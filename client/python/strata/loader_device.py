@@ -54,24 +54,37 @@ class RingToDevice:
                             f"on PYTHONPATH): {e}") from None
         self.torch = torch
         self.device = torch.device(device)
+        if self.device.type != "cuda" and not runtime:
+            raise LoadError(f"the pinned ring copies to CUDA devices, not {self.device}")
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise LoadError(f"the pinned ring for {self.device} did not open: this torch sees "
                             "no CUDA device (torch.cuda.is_available() is False)")
         index = self.device.index
         if index is None:
             index = torch.cuda.current_device() if self.device.type == "cuda" else 0
+        if self.device.type == "cuda":
+            # Explicit: the worker threads that allocate have their own current device.
+            self.device = torch.device("cuda", index)
+            # The consumer's stream, taken on the consumer's thread: device buffers are
+            # allocated for it and each copy waits for the work already queued on it.
+            self._stream = torch.cuda.current_stream(self.device)
+        else:
+            self._stream = None
         try:
             self.ring = strata_cuda.Ring(device=index, slot_mib=slot_mib, slots=slots,
                                          runtime=runtime)
         except strata_cuda.Error as e:
             raise LoadError(f"the pinned ring for {self.device} did not open: {e}") from None
         self._error = strata_cuda.Error
+        self._closed = False
         self._lock = threading.Lock()
         self._in_flight = {}  # id(group) -> its device buffer, until its copy was waited for
 
     def drain(self):
         """Waits for every queued copy; only then may the device buffers they write into go
         back to torch's allocator (a load that failed or was abandoned midway)."""
+        if self._closed:
+            return
         try:
             self.ring.synchronize()
         except self._error:
@@ -81,28 +94,33 @@ class RingToDevice:
                 self._in_flight.clear()
 
     def close(self):
+        if self._closed:
+            return
         self.drain()
+        self._closed = True
         self.ring.close()
 
-    def _after_stream(self):
-        if self.device.type != "cuda":
-            return 0
-        # The device buffer comes from torch's caching allocator and may be memory that
-        # kernels queued on torch's stream still read: the ring's copy starts after them.
-        return self.torch.cuda.current_stream(self.device).cuda_stream
+    def _empty(self, n):
+        if self._stream is None:
+            return self.torch.empty(n, dtype=self.torch.uint8, device=self.device)
+        with self.torch.cuda.stream(self._stream):  # allocated for the consumer's stream
+            return self.torch.empty(n, dtype=self.torch.uint8, device=self.device)
 
     def group_ready(self, group):
         """In the worker thread that received the group's last range: queue its copy."""
         n = group.end - group.start
-        group.device_buffer = self.torch.empty(n, dtype=self.torch.uint8, device=self.device)
+        group.device_buffer = self._empty(n)
         if n == 0:
             group.ticket = 0
             return
         with self._lock:
             self._in_flight[id(group)] = group.device_buffer
         try:
-            group.ticket = self.ring.copy(group.device_buffer.data_ptr(),
-                                          memoryview(group.buffer)[:n], self._after_stream())
+            # The buffer comes from torch's caching allocator and may be memory that work
+            # queued on the consumer's stream still reads: the copy starts after that work.
+            group.ticket = self.ring.copy(
+                group.device_buffer.data_ptr(), memoryview(group.buffer)[:n],
+                None if self._stream is None else self._stream.cuda_stream)
         except self._error as e:
             raise LoadError(f"{group.shard.key}: copy to {self.device} failed: {e}") from None
 
