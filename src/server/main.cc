@@ -700,11 +700,8 @@ int RunServer(const Config& cfg) {
   auto on_error = [&service](http::ProtocolError e, http::ResponseWriter& out) {
     service.HandleProtocolError(e, out);
   };
-  auto server = http::Server::Start(opts, handler, on_error);
-  if (!server.ok()) {
-    std::fprintf(stderr, "strata: %s\n", server.status().ToString().c_str());
-    return 1;
-  }
+  // The plain S3 listener opens last (below): once it answers, every other listener (TLS,
+  // KV-cache, metrics) is already open, so a readiness probe on it means the whole server.
   std::shared_ptr<TlsContext> tls;
   std::unique_ptr<http::Server> tls_server;
   if (cfg.tls_listen_port >= 0 || cfg.kv_tls) {  // one certificate for both listeners
@@ -727,22 +724,7 @@ int RunServer(const Config& cfg) {
     }
     tls_server = std::move(started).value();
   }
-  std::printf("strata S3 server\n  endpoint:   http://%s:%d\n  region:     %s\n  data:       %s\n",
-              cfg.listen_host.c_str(), (*server)->port(), cfg.region.c_str(), cfg.data_dir.c_str());
-  if (tls_server) {
-    std::printf("  https:      https://%s:%d  (certificate %s; SIGHUP reloads it)\n",
-                cfg.tls_listen_host.c_str(), tls_server->port(), cfg.tls_cert.c_str());
-  }
-  if (st.erasure) {
-    std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
-                st.erasure->m());
-  }
-  std::printf("  account:    %s\n", ids->account().c_str());
-  std::printf("  access key: %s\n", root.access_key.c_str());
-  if (root.generated) {  // shown once, when it is made; never again (logs are read by many)
-    std::printf("  secret key: %s   (generated; kept in DATA/root-credentials, mode 0600)\n",
-                root.secret_key.c_str());
-  }
+  std::string kv_line, metrics_line;  // printed with the banner, once every listener is open
   std::unique_ptr<kvcache::Server> kv;  // the KV-cache tier: same credentials and engine
   if (cfg.kv_listen_port >= 0) {
     kvcache::ServerOptions kvo;
@@ -770,8 +752,8 @@ int RunServer(const Config& cfg) {
     if (started.ok()) {
       kv = std::move(started).value();
       kv_running = kv.get();
-      std::printf("  kv-cache:   %s:%d%s\n", cfg.kv_listen_host.c_str(), kv->port(),
-                  cfg.kv_tls ? "  (TLS)" : "");
+      kv_line = "  kv-cache:   " + cfg.kv_listen_host + ":" + std::to_string(kv->port()) +
+                (cfg.kv_tls ? "  (TLS)" : "") + "\n";
     } else {
       STRATA_LOG("kv-cache tier off: %s", started.status().ToString().c_str());
       if (cfg.kv_listen_explicit) return 1;
@@ -803,13 +785,36 @@ int RunServer(const Config& cfg) {
                                       registry.get(), metrics_token);
     if (!started.ok()) {
       std::fprintf(stderr, "strata: metrics: %s\n", started.status().ToString().c_str());
-      (*server)->Stop();
       return 1;
     }
     metrics_server = std::move(started).value();
-    std::printf("  metrics:    http://%s:%d/metrics%s\n", cfg.metrics_listen_host.c_str(),
-                metrics_server->port(), metrics_token.empty() ? "" : "  (bearer token)");
+    metrics_line = "  metrics:    http://" + cfg.metrics_listen_host + ":" +
+                   std::to_string(metrics_server->port()) + "/metrics" +
+                   (metrics_token.empty() ? "" : "  (bearer token)") + "\n";
   }
+  auto server = http::Server::Start(opts, handler, on_error);
+  if (!server.ok()) {
+    std::fprintf(stderr, "strata: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("strata S3 server\n  endpoint:   http://%s:%d\n  region:     %s\n  data:       %s\n",
+              cfg.listen_host.c_str(), (*server)->port(), cfg.region.c_str(), cfg.data_dir.c_str());
+  if (tls_server) {
+    std::printf("  https:      https://%s:%d  (certificate %s; SIGHUP reloads it)\n",
+                cfg.tls_listen_host.c_str(), tls_server->port(), cfg.tls_cert.c_str());
+  }
+  if (st.erasure) {
+    std::printf("  drives:     %zu, erasure coding %d+%d\n", cfg.drives.size(), st.erasure->k(),
+                st.erasure->m());
+  }
+  std::printf("  account:    %s\n", ids->account().c_str());
+  std::printf("  access key: %s\n", root.access_key.c_str());
+  if (root.generated) {  // shown once, when it is made; never again (logs are read by many)
+    std::printf("  secret key: %s   (generated; kept in DATA/root-credentials, mode 0600)\n",
+                root.secret_key.c_str());
+  }
+  std::fputs(kv_line.c_str(), stdout);
+  std::fputs(metrics_line.c_str(), stdout);
   std::fflush(stdout);
 
   int sig = 0;

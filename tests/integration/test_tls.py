@@ -244,5 +244,46 @@ class TlsFlagsTest(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
+class ListenerReadinessTest(unittest.TestCase):
+    """A readiness probe (a load balancer, systemd, this harness) watches the plain S3 port.
+    Once it accepts, every other listener the server was asked for must accept too: CI once
+    saw the TLS port refuse a connection right after the plain port answered."""
+
+    def test_every_listener_accepts_once_the_plain_port_does(self):
+        d = tempfile.mkdtemp(prefix="strata-ready-")
+        self.addCleanup(shutil.rmtree, d, True)
+        cert, key = make_cert(d)
+        for attempt in range(5):
+            ports = {name: free_port() for name in ("plain", "tls", "kv", "metrics")}
+            server = Server(data_dir=os.path.join(d, f"data{attempt}"), extra_args=[
+                "--listen-tls", f"127.0.0.1:{ports['tls']}", "--tls-cert", cert, "--tls-key", key,
+                "--kv-listen", f"127.0.0.1:{ports['kv']}",
+                "--metrics-listen", f"127.0.0.1:{ports['metrics']}"])
+            server.port = ports["plain"]
+            args = [server.bin, "server", "--listen", f"127.0.0.1:{server.port}",
+                    "--data", server.data_dir, *server.extra_args]
+            log = open(server.log_path, "ab")
+            server.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(
+                os.environ, STRATA_ROOT_USER=ACCESS_KEY, STRATA_ROOT_PASSWORD=SECRET_KEY))
+            log.close()
+            self.addCleanup(server.cleanup)
+            deadline = time.time() + 30 * (4 if SANITIZED else 1)
+            while True:  # poll the plain port as fast as we can: no sleep between attempts
+                self.assertTrue(server.alive(), server.read_log())
+                self.assertLess(time.time(), deadline, "the plain port never opened")
+                try:
+                    socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
+                    break
+                except OSError:
+                    pass
+            for name in ("tls", "kv", "metrics"):
+                try:
+                    socket.create_connection(("127.0.0.1", ports[name]), timeout=5).close()
+                except OSError as e:
+                    self.fail(f"start {attempt}: the plain port accepts but the {name} port "
+                              f"does not: {e}")
+            server.stop()
+
+
 if __name__ == "__main__":
     unittest.main()
