@@ -44,6 +44,14 @@ class ResponseWriter {
   virtual Status Start(int status, const Headers& headers, uint64_t content_length,
                        bool send_body = true) = 0;
   virtual Status Write(std::string_view data) = 0;
+  // Whether SendFile may be used: a plain TCP connection (not TLS).
+  virtual bool can_send_file() const { return false; }
+  // Sends n bytes of the file `fd` from `offset` as body bytes, from the page
+  // cache straight to the socket (sendfile); only where can_send_file().
+  virtual Status SendFile(int fd, uint64_t offset, uint64_t n) {
+    (void)fd, (void)offset, (void)n;
+    return Status(Code::kNotImplemented, "this response cannot send from a file");
+  }
   virtual bool started() const = 0;
   // Ask the server to close the connection after this response.
   virtual void CloseAfterResponse() = 0;

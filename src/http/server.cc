@@ -261,6 +261,20 @@ class Writer : public ResponseWriter {
     return Flush(data);
   }
 
+  bool can_send_file() const override { return !stream_.tls(); }
+  Status SendFile(int fd, uint64_t offset, uint64_t n) override {
+    if (!started_) return Internal("write before start");
+    if (n > remaining_) return Internal("response body longer than Content-Length");
+    if (n == 0) return Status::OK();
+    if (!head_.empty()) RETURN_IF_ERROR(Flush({}, /*more=*/true));
+    remaining_ -= n;
+    boost::system::error_code ec;
+    if (!stream_.SendFile(fd, offset, n, ec)) {
+      failed_ = true;
+      return Aborted("sending response: " + ec.message());
+    }
+    return Status::OK();
+  }
   bool started() const override { return started_; }
   void CloseAfterResponse() override { close_ = true; }
   bool close() const { return close_; }
@@ -268,10 +282,10 @@ class Writer : public ResponseWriter {
 
  private:
   // Sends the pending head (if any) together with data in one sendmsg.
-  Status Flush(std::string_view data) {
+  Status Flush(std::string_view data, bool more = false) {
     iovec iov[2] = {{head_.data(), head_.size()}, {const_cast<char*>(data.data()), data.size()}};
     boost::system::error_code ec;
-    bool ok = stream_.SendAll(iov, 2, ec);
+    bool ok = stream_.SendAll(iov, 2, ec, more);
     head_.clear();
     if (!ok) {
       failed_ = true;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -36,8 +37,19 @@ class HttpServerTest : public ::testing::Test {
     server_.reset();
     auto s = Server::Start(
         o,
-        [](const Request& req, ByteSource& body, ResponseWriter& out) {
+        [this](const Request& req, ByteSource& body, ResponseWriter& out) {
           std::string data;
+          if (req.raw_path == "/file") {  // the fixture's file_, zero-copy where the server can
+            if (!out.can_send_file()) {
+              out.Start(501, {}, 0).IgnoreError();
+              return;
+            }
+            const uint64_t size = file_size_.load();
+            if (out.Start(200, {}, size).ok()) {
+              send_file_result_ = out.SendFile(file_fd_.load(), 0, size).ok() ? 1 : -1;
+            }
+            return;
+          }
           if (req.raw_path == "/inject") {  // a handler that would inject a header
             out.Start(200, {{"X-Test", "a\r\nSet-Cookie: evil=1"}}, 0).IgnoreError();
             return;
@@ -103,6 +115,13 @@ class HttpServerTest : public ::testing::Test {
     }
   }
   std::unique_ptr<Server> server_;
+  // What /file sends (a test opens it), and how its last SendFile ended:
+  // 0 not yet, 1 sent, -1 failed.
+  // (Atomics: set by the test thread, read by a worker; TSan cannot see the
+  // socket between them.)
+  std::atomic<int> file_fd_{-1};
+  std::atomic<uint64_t> file_size_{0};
+  std::atomic<int> send_file_result_{0};
 };
 
 }  // namespace strata::http

@@ -1,6 +1,9 @@
 #include "http/timed_stream.h"
 
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+
+#include <algorithm>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -107,7 +110,7 @@ size_t TimedStream::Recv(void* data, size_t size, boost::system::error_code& ec)
   }
 }
 
-bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec) {
+bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec, bool more) {
   if (ssl_) return SendAllTls(iov, count, ec);
   while (count > 0) {
     if (iov->iov_len == 0) {
@@ -118,7 +121,7 @@ bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec) 
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = count;
-    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -138,6 +141,35 @@ bool TimedStream::SendAll(iovec* iov, int count, boost::system::error_code& ec) 
       iov->iov_base = static_cast<char*>(iov->iov_base) + left;
       iov->iov_len -= left;
     }
+  }
+  ec = {};
+  return true;
+}
+
+bool TimedStream::SendFile(int in_fd, uint64_t offset, uint64_t n, boost::system::error_code& ec) {
+  if (ssl_) {
+    ec = boost::asio::error::operation_not_supported;
+    return false;
+  }
+  off_t off = static_cast<off_t>(offset);
+  while (n > 0) {
+    // The socket is non-blocking (the server sets O_NONBLOCK): a full send
+    // buffer answers EAGAIN and the wait below applies the timeouts.
+    ssize_t w = ::sendfile(fd_, in_fd, &off, static_cast<size_t>(std::min<uint64_t>(n, 1u << 30)));
+    if (w > 0) {
+      n -= static_cast<uint64_t>(w);
+      continue;
+    }
+    if (w == 0) {  // the file ended before n bytes
+      ec = boost::asio::error::eof;
+      return false;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      ec = boost::system::error_code(errno, boost::system::system_category());
+      return false;
+    }
+    if (!Wait(POLLOUT, ec)) return false;
   }
   ec = {};
   return true;

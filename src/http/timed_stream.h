@@ -47,7 +47,13 @@ class TimedStream {
   }
 
   // Sends every byte of the iovecs; false with ec set on error/timeout.
-  bool SendAll(iovec* iov, int count, boost::system::error_code& ec);
+  // `more`: more bytes follow at once (MSG_MORE: a response head waits for them).
+  bool SendAll(iovec* iov, int count, boost::system::error_code& ec, bool more = false);
+  // Sends n bytes of file `in_fd` from `offset` (sendfile: page cache to
+  // socket, no copy through user space), with the same timeouts. Plain TCP
+  // only (tls() is false); false with ec set on error/timeout.
+  bool SendFile(int in_fd, uint64_t offset, uint64_t n, boost::system::error_code& ec);
+  bool tls() const { return ssl_ != nullptr; }
 
   using Clock = std::chrono::steady_clock;
   void SetDeadline(std::optional<Clock::time_point> deadline) { deadline_ = deadline; }

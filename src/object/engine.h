@@ -161,6 +161,20 @@ class ObjectReader {
   // (storage::DataReader::UnverifiedFd); -1 for inline, multipart and
   // erasure-coded objects.
   int UnverifiedFd() const;
+  // Where stored bytes of the object lie as they are sent: in file `fd` at
+  // [offset, offset + length). fd is -1 where they do not (inline, encrypted
+  // and erasure-coded versions, remote tiers).
+  struct FileSpan {
+    int fd = -1;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  // Checks the stored checksums of the object's bytes from `offset` on, at
+  // least min(n, the end of the part holding `offset`) of them, and says
+  // where they lie so that they can be sent with sendfile (zero-copy) by a
+  // caller that sends them right away. `length` may run past n to the end
+  // of the last block checked, never past the part. Corruption as ReadAt.
+  Result<FileSpan> CheckedSpan(uint64_t offset, uint64_t n) const;
   // Another reader of the same version, for a second thread: its own data
   // files (opened again), buffers and ciphers (unlocked if this one is).
   // NotFound if the version's data went away meanwhile.

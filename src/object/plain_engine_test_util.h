@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "io/mem_fs.h"
 #include "meta/kv_store.h"
@@ -14,18 +15,26 @@
 
 namespace strata::object {
 
+// Opens a plain store at `root` of `fs` and an engine over it and `kv`, and
+// creates bucket "b".
+inline void OpenPlainEngine(io::FileSystem* fs, const std::string& root, meta::KvStore* kv,
+                            std::unique_ptr<storage::DataStore>* store,
+                            std::unique_ptr<ObjectEngine>* engine) {
+  auto s = storage::OpenPlainDataStore(fs, root);
+  ASSERT_TRUE(s.ok());
+  *store = std::move(s).value();
+  auto e = ObjectEngine::Open(store->get(), kv);
+  ASSERT_TRUE(e.ok());
+  *engine = std::move(e).value();
+  ASSERT_TRUE((*engine)->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
+}
+
 class PlainEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     mem_ = io::NewMemFileSystem();
     kv_ = meta::NewMemStore();
-    auto store = storage::OpenPlainDataStore(mem_.get(), "/data");
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(store).value();
-    auto e = ObjectEngine::Open(store_.get(), kv_.get());
-    ASSERT_TRUE(e.ok());
-    engine_ = std::move(e).value();
-    ASSERT_TRUE(engine_->CreateBucket("b", BucketRecord{1, "us-east-1", "me"}).ok());
+    OpenPlainEngine(mem_.get(), "/data", kv_.get(), &store_, &engine_);
   }
 
   // The data files of the plain store, as bytes (tests that damage them).

@@ -138,4 +138,26 @@ int ObjectReader::UnverifiedFd() const {
   return files_[0]->UnverifiedFd();
 }
 
+Result<ObjectReader::FileSpan> ObjectReader::CheckedSpan(uint64_t offset, uint64_t n) const {
+  if (record_.is_inline || record_.sse.on() || offset >= record_.size_bytes || n == 0) {
+    return FileSpan{};
+  }
+  size_t i = 0;
+  uint64_t in_part = offset, part_size = record_.size_bytes;
+  if (!record_.parts.empty()) {
+    i = std::upper_bound(part_starts_.begin(), part_starts_.end(), offset) - part_starts_.begin() - 1;
+    in_part = offset - part_starts_[i];
+    part_size = record_.parts[i].size_bytes;
+  }
+  if (i >= files_.size()) return FileSpan{};
+  const int fd = files_[i]->UnverifiedFd();
+  if (fd < 0) return FileSpan{};
+  auto checked = files_[i]->Check(in_part, static_cast<size_t>(std::min(n, part_size - in_part)));
+  if (!checked.ok()) {
+    if (checked.status().code() == Code::kNotImplemented) return FileSpan{};
+    return checked.status();
+  }
+  return FileSpan{fd, in_part, std::min<uint64_t>(*checked, part_size - in_part)};
+}
+
 }  // namespace strata::object

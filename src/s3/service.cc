@@ -62,6 +62,10 @@ class HeaderAddingWriter : public http::ResponseWriter {
     return inner_.Start(status, h, content_length, send_body);
   }
   Status Write(std::string_view data) override { return inner_.Write(data); }
+  bool can_send_file() const override { return inner_.can_send_file(); }
+  Status SendFile(int fd, uint64_t offset, uint64_t n) override {
+    return inner_.SendFile(fd, offset, n);
+  }
   bool started() const override { return inner_.started(); }
   void CloseAfterResponse() override { inner_.CloseAfterResponse(); }
 
@@ -192,6 +196,12 @@ class CountingWriter : public http::ResponseWriter {
   Status Write(std::string_view data) override {
     bytes_ += data.size();
     return inner_.Write(data);
+  }
+  bool can_send_file() const override { return inner_.can_send_file(); }
+  Status SendFile(int fd, uint64_t offset, uint64_t n) override {
+    Status s = inner_.SendFile(fd, offset, n);
+    if (s.ok()) bytes_ += n;
+    return s;
   }
   bool started() const override { return inner_.started(); }
   void CloseAfterResponse() override { inner_.CloseAfterResponse(); }

@@ -56,6 +56,17 @@ class DataReader {
   // themselves, since reading it bypasses this reader's checks. -1 where the
   // format does not lay the bytes out so (erasure-coded shards).
   virtual int UnverifiedFd() const { return -1; }
+  // Checks the stored checksums of the bytes from `offset` on (whole blocks,
+  // read through this reader and dropped), so that a caller may then send
+  // them from UnverifiedFd() without copying them through user space.
+  // Returns how many bytes from `offset` are now checked: at least
+  // min(n, size() - offset), rounded up to the end of the last block checked
+  // (0 at the end). Corruption as ReadAt; NotImplemented where there is no
+  // such descriptor.
+  virtual Result<size_t> Check(uint64_t offset, size_t n) {
+    (void)offset, (void)n;
+    return NotImplemented("this data format cannot be sent from its file");
+  }
 };
 
 class DataStore {

@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
+#include "io/file_system.h"
 #include "io/mem_fs.h"
 
 namespace strata::storage {
@@ -103,6 +108,86 @@ TEST_F(PlainStoreTest, LegacyFileWithoutFooterIsStillRead) {
   ASSERT_TRUE((*w)->Append(data).ok());
   ASSERT_TRUE((*w)->Close().ok());
   EXPECT_EQ(*Read("0a-legacy", data.size(), 0, data.size(), 65536), data);
+}
+
+// Check: the blocks under a range are verified and the caller learns how far
+// the checked bytes reach, so it may send them from UnverifiedFd().
+class PlainStoreCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/strata-plaincheck-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto s = OpenPlainDataStore(fs_.get(), dir_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& id, const std::string& data) {
+    auto w = store_->Create(id, {});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Append(data).ok());
+    ASSERT_TRUE((*w)->Finish("").ok());
+  }
+  std::string PathOf(const std::string& id) const {
+    return dir_ + "/objects/" + id.substr(0, 2) + "/" + id;
+  }
+  std::unique_ptr<io::FileSystem> fs_ = io::NewPosixFileSystem();
+  std::string dir_;
+  std::unique_ptr<DataStore> store_;
+};
+
+TEST_F(PlainStoreCheckTest, ChecksWholeBlocksAndSaysHowFarTheyReach) {
+  const uint64_t kB = 64 * 1024;
+  const std::string data = Pattern(5 * kB + 1000);
+  Write("ab1", data);
+  auto r = store_->Open("ab1", data.size());
+  ASSERT_TRUE(r.ok());
+  const int fd = (*r)->UnverifiedFd();
+  ASSERT_GE(fd, 0);
+  struct Case { uint64_t offset, n, want; };
+  for (const Case& c : {Case{0, 1, kB}, Case{0, kB, kB}, Case{0, kB + 1, 2 * kB},
+                        Case{kB + 5, 10, kB - 5}, Case{kB - 1, 2, kB + 1},
+                        Case{5 * kB, 1, 1000}, Case{5 * kB + 999, 50, 1},
+                        Case{0, 1 << 30, data.size()}, Case{data.size(), 10, 0}}) {
+    auto got = (*r)->Check(c.offset, c.n);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, c.want) << c.offset << "+" << c.n;
+    std::string bytes(*got, '\0');
+    ASSERT_EQ(::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(c.offset)),
+              static_cast<ssize_t>(bytes.size()));
+    EXPECT_EQ(bytes, data.substr(c.offset, *got)) << "the descriptor holds the data as stored";
+  }
+}
+
+TEST_F(PlainStoreCheckTest, AFlippedBitFailsTheCheckOfItsBlockOnly) {
+  const uint64_t kB = 64 * 1024;
+  const std::string data = Pattern(4 * kB);
+  Write("cd1", data);
+  {
+    std::string path = PathOf("cd1");
+    FILE* f = std::fopen(path.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(2 * kB + 3), SEEK_SET);
+    char c = static_cast<char>(data[2 * kB + 3] ^ 0x01);
+    std::fwrite(&c, 1, 1, f);
+    std::fclose(f);
+  }
+  auto r = store_->Open("cd1", data.size());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->Check(2 * kB + 100, 1).status().code(), Code::kCorruption);
+  EXPECT_EQ((*r)->Check(0, 4 * kB).status().code(), Code::kCorruption);
+  EXPECT_TRUE((*r)->Check(kB + 7, kB - 7).ok()) << "ends exactly where the bad block starts";
+  EXPECT_EQ((*r)->Check(kB + 7, kB - 6).status().code(), Code::kCorruption);
+  EXPECT_TRUE((*r)->Check(3 * kB, kB).ok());
+}
+
+TEST_F(PlainStoreTest, CheckNeedsADescriptorToSendFrom) {
+  Write("ef9", Pattern(100 * 1024), 4096);
+  auto r = store_->Open("ef9", 100 * 1024);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT((*r)->UnverifiedFd(), 0);  // memory files have none
+  EXPECT_EQ((*r)->Check(0, 10).status().code(), Code::kNotImplemented);
 }
 
 }  // namespace

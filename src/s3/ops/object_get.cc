@@ -4,6 +4,7 @@
 
 #include "common/encoding.h"
 #include "common/time_util.h"
+#include "object/check_ahead.h"
 #include "object/read_ahead.h"
 #include "s3/ops/object_write.h"
 #include "s3/ops/request_headers.h"
@@ -16,6 +17,7 @@ namespace {
 
 constexpr size_t kGetBufferBytes = object::ReadAhead::kPieceBytes;
 constexpr size_t kSmallBufferBytes = 64 << 10;
+constexpr uint64_t kSpanBytes = object::CheckAhead::kSpanBytes;
 
 void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
   const object::ObjectHeaders& oh = rec.headers;
@@ -38,6 +40,29 @@ void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, htt
   }
   for (const auto& [name, value] : oh.user_metadata) {
     h->emplace_back("x-amz-meta-" + name, Rfc2047EncodeIfNeeded(value));  // as AWS: mail-safe
+  }
+}
+
+// Sends [first, first + length) of `reader` span by span from its data
+// files: `span` (checked, fd >= 0) first, the rest checked ahead on a
+// helper (object/check_ahead.h) while this thread sends.
+std::optional<Error> SendSpans(const OpContext& ctx, const object::ObjectReader& reader, int status,
+                               const http::Headers& h, uint64_t first, uint64_t length,
+                               object::ObjectReader::FileSpan span) {
+  if (!ctx.out.Start(status, h, length).ok()) return std::nullopt;
+  const uint64_t first_len = std::min(span.length, length);
+  object::CheckAhead ahead(reader, first + first_len, first + length);  // checks while we send
+  if (!ctx.out.SendFile(span.fd, span.offset, first_len).ok()) return std::nullopt;
+  while (true) {
+    auto next = ahead.Next();
+    if (!next.ok()) {
+      // Headers are gone already: cut the connection (a short body the
+      // client sees and retries), as the copying path does.
+      ctx.out.CloseAfterResponse();
+      return std::nullopt;
+    }
+    if (next->length == 0) return std::nullopt;
+    if (!ctx.out.SendFile(next->fd, next->offset, next->length).ok()) return std::nullopt;
   }
 }
 
@@ -176,6 +201,18 @@ OpResult GetObject(OpContext& ctx, bool head) {
                                           std::to_string(first + length - 1) + "/" +
                                           std::to_string(rec.size_bytes));
     }
+  }
+  // Zero-copy where it can be: a body above 64 KiB (smaller ones go out with
+  // their head in one send) on a plain TCP connection, of a version whose
+  // bytes lie as stored in its data files (plain store, not encrypted) goes
+  // page cache -> socket with sendfile, one span (kSpanBytes) at a time, each
+  // span's block checksums checked first (ObjectReader::CheckedSpan; past the
+  // first span on a helper, object/check_ahead.h). The first span is checked
+  // before answering, as the first piece below.
+  if (!head && length > kSmallBufferBytes && ctx.out.can_send_file()) {
+    auto span = (*reader)->CheckedSpan(first, std::min<uint64_t>(kSpanBytes, length));
+    if (!span.ok()) return FromStatus(span.status());
+    if (span->fd >= 0) return SendSpans(ctx, **reader, status, h, first, length, *span);
   }
   // The first piece is read before answering, so a read failure (too few
   // good shards, disk error) is still an S3 error (500/503), not a cut stream.

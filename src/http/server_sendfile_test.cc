@@ -1,0 +1,81 @@
+// ResponseWriter::SendFile: body bytes from a file, page cache to socket
+// (sendfile), on a keep-alive connection and against a reader that stalls.
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "http/server_test_util.h"
+
+namespace strata::http {
+namespace {
+
+using namespace std::chrono_literals;
+
+class SendFileTest : public HttpServerTest {
+ protected:
+  void TearDown() override {
+    server_.reset();  // workers done before the file goes
+    if (file_fd_ >= 0) ::close(file_fd_);
+  }
+  // A temporary file of `size` patterned bytes, opened for /file.
+  std::string MakeFile(size_t size) {
+    char path[] = "/tmp/strata-sendfile-XXXXXX";
+    int fd = ::mkstemp(path);
+    EXPECT_GE(fd, 0);
+    ::unlink(path);
+    std::string data(size, '\0');
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<char>(i * 7 + i / 4096);
+    EXPECT_EQ(::pwrite(fd, data.data(), size, 0), static_cast<ssize_t>(size));
+    file_fd_ = fd;
+    file_size_ = size;
+    return data;
+  }
+};
+
+TEST_F(SendFileTest, FileBytesArriveAndTheConnectionIsReused) {
+  const std::string data = MakeFile((3 << 20) + 12345);
+  int fd = Connect();
+  Send(fd, "GET /file HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string all = ReadResponses(fd, 2);
+  close(fd);
+  size_t head_end = all.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos);
+  ASSERT_EQ(all.compare(0, 15, "HTTP/1.1 200 OK"), 0) << all.substr(0, 200);
+  EXPECT_NE(all.find("Content-Length: " + std::to_string(data.size())), std::string::npos);
+  ASSERT_GE(all.size(), head_end + 4 + data.size());
+  EXPECT_TRUE(all.compare(head_end + 4, data.size(), data) == 0) << "file bytes differ";
+  // The next response on the same connection follows the file's last byte.
+  EXPECT_NE(all.find("GET /after", head_end + 4 + data.size()), std::string::npos);
+  EXPECT_EQ(send_file_result_.load(), 1);
+}
+
+TEST_F(SendFileTest, AReaderThatStallsIsCutOffAndFreesTheWorker) {
+  ServerOptions o = DefaultOptions();
+  o.io_timeout_ms = 300;
+  o.worker_threads = 1;  // the stalled send holds the only worker until it is cut off
+  StartServer(o);
+  MakeFile(64 << 20);
+  int stalled = Connect();
+  int small = 4096;
+  setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  Send(stalled, "GET /file HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Never read: the server's sendfile fills the socket buffers and waits.
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (send_file_result_.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(send_file_result_.load(), -1) << "the stalled send was not cut off";
+  // The worker is free again: a well-behaved client is served.
+  int fd = Connect();
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
+  close(fd);
+  close(stalled);
+}
+
+}  // namespace
+}  // namespace strata::http

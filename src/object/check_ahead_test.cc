@@ -1,0 +1,123 @@
+#include "object/check_ahead.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "io/file_system.h"
+#include "meta/kv_store.h"
+#include "object/plain_engine_test_util.h"
+
+namespace strata::object {
+namespace {
+
+// An engine over a plain store on the real file system: its data files have
+// descriptors to send from.
+class CheckAheadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/strata-checkahead-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    OpenPlainEngine(fs_.get(), dir_, kv_.get(), &store_, &engine_);
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Put(const std::string& key, size_t n) {
+    std::string data(n, '\0');
+    for (size_t i = 0; i < n; ++i) data[i] = static_cast<char>((i * 7919) >> 5);
+    auto w = engine_->NewWriter("b", key, {}, {});
+    EXPECT_TRUE(w.ok());
+    EXPECT_TRUE((*w)->Append(data).ok());
+    EXPECT_TRUE((*w)->Commit().ok());
+    return data;
+  }
+  // What a consumer sending every span would send.
+  static std::string Drain(CheckAhead& a, Status* failed = nullptr) {
+    std::string out;
+    while (true) {
+      auto span = a.Next();
+      if (!span.ok()) {
+        if (failed) *failed = span.status();
+        return out;
+      }
+      if (span->length == 0) return out;
+      std::string bytes(span->length, '\0');
+      EXPECT_EQ(::pread(span->fd, bytes.data(), bytes.size(), static_cast<off_t>(span->offset)),
+                static_cast<ssize_t>(bytes.size()));
+      out += bytes;
+    }
+  }
+  std::string OnlyDataFile() const {
+    std::string found;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/objects")) {
+      if (e.is_regular_file()) found = e.path();
+    }
+    return found;
+  }
+
+  std::unique_ptr<io::FileSystem> fs_ = io::NewPosixFileSystem();
+  std::unique_ptr<meta::KvStore> kv_ = meta::NewMemStore();
+  std::string dir_;
+  std::unique_ptr<storage::DataStore> store_;
+  std::unique_ptr<ObjectEngine> engine_;
+};
+
+TEST_F(CheckAheadTest, SpansCoverTheRangeInOrder) {
+  const uint64_t kSpan = CheckAhead::kSpanBytes;
+  const std::string data = Put("k", 5 * kSpan + 12345);
+  auto reader = engine_->OpenObject("b", "k");
+  ASSERT_TRUE(reader.ok());
+  for (auto [from, to] : {std::pair<uint64_t, uint64_t>{0, data.size()}, {77, data.size() - 5},
+                          {kSpan - 3, 3 * kSpan + 1}, {kSpan, kSpan + 1}, {9, 9}}) {
+    CheckAhead ahead(**reader, from, to);
+    EXPECT_EQ(ahead.threaded(), to - from > kSpan);
+    EXPECT_TRUE(Drain(ahead) == data.substr(from, to - from)) << from << ".." << to;
+    auto after = ahead.Next();  // stays done
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(after->length, 0u);
+  }
+}
+
+TEST_F(CheckAheadTest, ABadBlockEndsTheRangeBeforeItsSpan) {
+  const uint64_t kSpan = CheckAhead::kSpanBytes;
+  const std::string data = Put("rot", 4 * kSpan);
+  const uint64_t bad = 2 * kSpan + kSpan / 2;
+  {
+    FILE* f = std::fopen(OnlyDataFile().c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(bad), SEEK_SET);
+    char c = static_cast<char>(data[bad] ^ 0x40);
+    std::fwrite(&c, 1, 1, f);
+    std::fclose(f);
+  }
+  auto reader = engine_->OpenObject("b", "rot");
+  ASSERT_TRUE(reader.ok());
+  for (uint64_t from : {uint64_t{0}, bad - 100}) {  // threaded, and on this thread
+    CheckAhead ahead(**reader, from, data.size());
+    Status failed;
+    std::string got = Drain(ahead, &failed);
+    EXPECT_EQ(failed.code(), Code::kCorruption) << from;
+    EXPECT_LE(from + got.size(), bad - bad % (64 << 10)) << "bytes of the bad block were handed out";
+    EXPECT_TRUE(got == data.substr(from, got.size()));
+    EXPECT_FALSE(ahead.Next().ok());  // stays failed
+  }
+}
+
+TEST_F(CheckAheadTest, AConsumerThatStopsEarlyJoinsTheHelper) {
+  const std::string data = Put("big", 8 * CheckAhead::kSpanBytes);
+  auto reader = engine_->OpenObject("b", "big");
+  ASSERT_TRUE(reader.ok());
+  CheckAhead ahead(**reader, 0, data.size());
+  auto first = ahead.Next();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->length, CheckAhead::kSpanBytes);
+}  // destroyed mid-range with the helper waiting for room: it stops and is joined
+
+}  // namespace
+}  // namespace strata::object
