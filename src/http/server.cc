@@ -15,6 +15,7 @@
 #include <boost/beast/http/status.hpp>
 #include <fcntl.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
@@ -387,6 +388,9 @@ class ServerImpl : public Server {
       } else if (options_.tls && !StartTls(*conn)) {
         boost::system::error_code ignored;
         conn->socket.close(ignored);
+      } else if (!SetNonBlocking(*conn)) {
+        boost::system::error_code ignored;
+        conn->socket.close(ignored);
       } else {
         boost::system::error_code ignored;
         conn->socket.set_option(tcp::no_delay(true), ignored);
@@ -410,12 +414,20 @@ class ServerImpl : public Server {
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
 
+  // O_NONBLOCK on the socket itself, not left to Asio (whose async_wait sets
+  // it in some versions only): TimedStream's waits, and sendfile (which has no
+  // MSG_DONTWAIT) answering EAGAIN instead of blocking past every timeout.
+  static bool SetNonBlocking(Connection& conn) {
+    int fd = conn.socket.native_handle();
+    int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && ((flags & O_NONBLOCK) || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
+  }
+
   // A TLS session on the socket, whose reads and writes then never block
   // (the handshake happens on the first read, on a worker).
   bool StartTls(Connection& conn) {
+    if (!SetNonBlocking(conn)) return false;
     int fd = conn.socket.native_handle();
-    int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return false;
     conn.ssl.reset(options_.tls->NewSession(fd));
     return conn.ssl != nullptr;
   }
@@ -647,6 +659,13 @@ class ServerImpl : public Server {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Handler handler,
                                               ErrorRenderer on_error) {
+  // sendfile (ResponseWriter::SendFile) has no MSG_NOSIGNAL: a peer that
+  // closed mid-body must cost an EPIPE, not the process. Only where nobody
+  // chose a handler for SIGPIPE.
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
   auto server = std::make_unique<ServerImpl>(std::move(options), std::move(handler),
                                              std::move(on_error));
   RETURN_IF_ERROR(server->Listen());

@@ -1,6 +1,7 @@
 // ResponseWriter::SendFile: body bytes from a file, page cache to socket
 // (sendfile), on a keep-alive connection and against a reader that stalls.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -75,6 +76,32 @@ TEST_F(SendFileTest, AReaderThatStallsIsCutOffAndFreesTheWorker) {
   EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
   close(fd);
   close(stalled);
+}
+
+TEST_F(SendFileTest, AClientThatHangsUpMidBodyCostsAnErrorNotTheProcess) {
+  // sendfile has no MSG_NOSIGNAL: with SIGPIPE at its default, a write to a
+  // connection the peer has closed would kill the process. Server::Start
+  // ignores it where nobody chose otherwise.
+  ::signal(SIGPIPE, SIG_DFL);
+  StartServer(DefaultOptions());
+  MakeFile(32 << 20);
+  for (int i = 0; i < 5; ++i) {
+    send_file_result_ = 0;
+    int fd = Connect();
+    Send(fd, "GET /file HTTP/1.1\r\nHost: x\r\n\r\n");
+    char buf[4096];
+    ASSERT_GT(recv(fd, buf, sizeof(buf), 0), 0);
+    close(fd);  // unread bytes: the kernel answers the server's next segments with a reset
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (send_file_result_.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    EXPECT_EQ(send_file_result_.load(), -1) << i;
+  }
+  int fd = Connect();  // still here, still serving
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
+  close(fd);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -153,8 +154,9 @@ bool TimedStream::SendFile(int in_fd, uint64_t offset, uint64_t n, boost::system
   }
   off_t off = static_cast<off_t>(offset);
   while (n > 0) {
-    // The socket is non-blocking (the server sets O_NONBLOCK): a full send
-    // buffer answers EAGAIN and the wait below applies the timeouts.
+    // The socket is non-blocking (the server sets O_NONBLOCK on every
+    // connection): a full send buffer answers EAGAIN and the wait below
+    // applies the timeouts.
     ssize_t w = ::sendfile(fd_, in_fd, &off, static_cast<size_t>(std::min<uint64_t>(n, 1u << 30)));
     if (w > 0) {
       n -= static_cast<uint64_t>(w);
@@ -165,11 +167,34 @@ bool TimedStream::SendFile(int in_fd, uint64_t offset, uint64_t n, boost::system
       return false;
     }
     if (errno == EINTR) continue;
+    if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) {
+      return CopyFile(in_fd, static_cast<uint64_t>(off), n, ec);  // a file sendfile cannot read
+    }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       ec = boost::system::error_code(errno, boost::system::system_category());
       return false;
     }
     if (!Wait(POLLOUT, ec)) return false;
+  }
+  ec = {};
+  return true;
+}
+
+bool TimedStream::CopyFile(int in_fd, uint64_t offset, uint64_t n, boost::system::error_code& ec) {
+  char buf[64 * 1024];
+  while (n > 0) {
+    ssize_t r = ::pread(in_fd, buf, static_cast<size_t>(std::min<uint64_t>(n, sizeof(buf))),
+                        static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      ec = r == 0 ? boost::system::error_code(boost::asio::error::eof)
+                  : boost::system::error_code(errno, boost::system::system_category());
+      return false;
+    }
+    iovec iov{buf, static_cast<size_t>(r)};
+    if (!SendAll(&iov, 1, ec)) return false;
+    offset += static_cast<uint64_t>(r);
+    n -= static_cast<uint64_t>(r);
   }
   ec = {};
   return true;

@@ -63,6 +63,8 @@ class TimedStream {
   size_t Recv(void* data, size_t size, boost::system::error_code& ec);
   size_t RecvTls(void* data, size_t size, boost::system::error_code& ec);
   bool SendAllTls(iovec* iov, int count, boost::system::error_code& ec);
+  // SendFile's fallback where sendfile cannot read the file: pread + send.
+  bool CopyFile(int in_fd, uint64_t offset, uint64_t n, boost::system::error_code& ec);
   bool Wait(short events, boost::system::error_code& ec);
   // After an SSL call failed with `ret`: waits for what it wants (true), or
   // sets ec (eof, would_block, timed_out, the error).

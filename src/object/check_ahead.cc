@@ -7,7 +7,7 @@
 namespace strata::object {
 
 CheckAhead::CheckAhead(const ObjectReader& reader, uint64_t offset, uint64_t end)
-    : reader_(reader), end_(std::max(offset, end)), next_(offset) {
+    : reader_(reader), scratch_(PieceBuffer::Take()), end_(std::max(offset, end)), next_(offset) {
   if (end_ - next_ <= kSpanBytes) return;  // Next checks it: a thread costs more than it saves
   helper_ = std::thread([this] { Run(); });
 }
@@ -23,7 +23,8 @@ CheckAhead::~CheckAhead() {
 
 Result<ObjectReader::FileSpan> CheckAhead::CheckNext() {
   ASSIGN_OR_RETURN(ObjectReader::FileSpan span,
-                   reader_.CheckedSpan(next_, std::min(kSpanBytes, end_ - next_)));
+                   reader_.CheckedSpan(next_, std::min(kSpanBytes, end_ - next_), scratch_.data(),
+                                       ReadAhead::kPieceBytes));
   if (span.fd < 0) return Internal("the object's bytes are not in a file to send from");
   if (span.length == 0) return Corruption("object data ended early");
   span.length = std::min(span.length, end_ - next_);

@@ -20,12 +20,13 @@
 
 #include "common/status.h"
 #include "object/engine.h"
+#include "object/read_ahead.h"
 
 namespace strata::object {
 
 class CheckAhead {
  public:
-  static constexpr uint64_t kSpanBytes = 1 << 20;
+  static constexpr uint64_t kSpanBytes = ReadAhead::kPieceBytes;  // a span is read into a PieceBuffer
   static constexpr size_t kSpans = 3;
 
   // Checks [offset, end) of `reader`, whose bytes lie in data files
@@ -48,6 +49,7 @@ class CheckAhead {
   void Run();
 
   const ObjectReader& reader_;
+  PieceBuffer scratch_;  // what the checker reads blocks into (pooled, 1 MiB)
   const uint64_t end_;
   uint64_t next_;  // where the next span to check starts (the checker's)
   std::mutex mu_;

@@ -98,8 +98,12 @@ TEST_F(CheckAheadTest, ABadBlockEndsTheRangeBeforeItsSpan) {
   }
   auto reader = engine_->OpenObject("b", "rot");
   ASSERT_TRUE(reader.ok());
-  for (uint64_t from : {uint64_t{0}, bad - 100}) {  // threaded, and on this thread
-    CheckAhead ahead(**reader, from, data.size());
+  // Threaded (the whole object, and from just before the bad block), and on
+  // this thread (a range of one span or less).
+  for (auto [from, to] : {std::pair<uint64_t, uint64_t>{0, data.size()}, {bad - 100, data.size()},
+                          {bad - 100, bad + 1000}}) {
+    CheckAhead ahead(**reader, from, to);
+    EXPECT_EQ(ahead.threaded(), to - from > kSpan);
     Status failed;
     std::string got = Drain(ahead, &failed);
     EXPECT_EQ(failed.code(), Code::kCorruption) << from;

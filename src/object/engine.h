@@ -173,8 +173,10 @@ class ObjectReader {
   // least min(n, the end of the part holding `offset`) of them, and says
   // where they lie so that they can be sent with sendfile (zero-copy) by a
   // caller that sends them right away. `length` may run past n to the end
-  // of the last block checked, never past the part. Corruption as ReadAt.
-  Result<FileSpan> CheckedSpan(uint64_t offset, uint64_t n) const;
+  // of the last block checked, never past the part. The blocks are read into
+  // `scratch` (storage::DataReader::Check). Corruption as ReadAt.
+  Result<FileSpan> CheckedSpan(uint64_t offset, uint64_t n, char* scratch,
+                               size_t scratch_bytes) const;
   // Another reader of the same version, for a second thread: its own data
   // files (opened again), buffers and ciphers (unlocked if this one is).
   // NotFound if the version's data went away meanwhile.

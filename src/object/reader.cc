@@ -138,7 +138,8 @@ int ObjectReader::UnverifiedFd() const {
   return files_[0]->UnverifiedFd();
 }
 
-Result<ObjectReader::FileSpan> ObjectReader::CheckedSpan(uint64_t offset, uint64_t n) const {
+Result<ObjectReader::FileSpan> ObjectReader::CheckedSpan(uint64_t offset, uint64_t n, char* scratch,
+                                                        size_t scratch_bytes) const {
   if (record_.is_inline || record_.sse.on() || offset >= record_.size_bytes || n == 0) {
     return FileSpan{};
   }
@@ -152,7 +153,8 @@ Result<ObjectReader::FileSpan> ObjectReader::CheckedSpan(uint64_t offset, uint64
   if (i >= files_.size()) return FileSpan{};
   const int fd = files_[i]->UnverifiedFd();
   if (fd < 0) return FileSpan{};
-  auto checked = files_[i]->Check(in_part, static_cast<size_t>(std::min(n, part_size - in_part)));
+  auto checked = files_[i]->Check(in_part, static_cast<size_t>(std::min(n, part_size - in_part)),
+                                  scratch, scratch_bytes);
   if (!checked.ok()) {
     if (checked.status().code() == Code::kNotImplemented) return FileSpan{};
     return checked.status();

@@ -199,9 +199,8 @@ class CountingWriter : public http::ResponseWriter {
   }
   bool can_send_file() const override { return inner_.can_send_file(); }
   Status SendFile(int fd, uint64_t offset, uint64_t n) override {
-    Status s = inner_.SendFile(fd, offset, n);
-    if (s.ok()) bytes_ += n;
-    return s;
+    bytes_ += n;  // as Write: what the response tried to send
+    return inner_.SendFile(fd, offset, n);
   }
   bool started() const override { return inner_.started(); }
   void CloseAfterResponse() override { inner_.CloseAfterResponse(); }

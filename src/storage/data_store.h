@@ -57,14 +57,16 @@ class DataReader {
   // format does not lay the bytes out so (erasure-coded shards).
   virtual int UnverifiedFd() const { return -1; }
   // Checks the stored checksums of the bytes from `offset` on (whole blocks,
-  // read through this reader and dropped), so that a caller may then send
-  // them from UnverifiedFd() without copying them through user space.
+  // read into the caller's `scratch` and dropped), so that a caller may then
+  // send them from UnverifiedFd() without copying them through user space.
+  // `scratch` (kCheckScratchMin bytes or more) sets the size of each read.
   // Returns how many bytes from `offset` are now checked: at least
   // min(n, size() - offset), rounded up to the end of the last block checked
   // (0 at the end). Corruption as ReadAt; NotImplemented where there is no
   // such descriptor.
-  virtual Result<size_t> Check(uint64_t offset, size_t n) {
-    (void)offset, (void)n;
+  static constexpr size_t kCheckScratchMin = 64 * 1024;
+  virtual Result<size_t> Check(uint64_t offset, size_t n, char* scratch, size_t scratch_bytes) {
+    (void)offset, (void)n, (void)scratch, (void)scratch_bytes;
     return NotImplemented("this data format cannot be sent from its file");
   }
 };

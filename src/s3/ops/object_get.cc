@@ -210,9 +210,14 @@ OpResult GetObject(OpContext& ctx, bool head) {
   // first span on a helper, object/check_ahead.h). The first span is checked
   // before answering, as the first piece below.
   if (!head && length > kSmallBufferBytes && ctx.out.can_send_file()) {
-    auto span = (*reader)->CheckedSpan(first, std::min<uint64_t>(kSpanBytes, length));
+    object::PieceBuffer scratch = object::PieceBuffer::Take();
+    auto span = (*reader)->CheckedSpan(first, std::min<uint64_t>(kSpanBytes, length),
+                                       scratch.data(), object::ReadAhead::kPieceBytes);
     if (!span.ok()) return FromStatus(span.status());
-    if (span->fd >= 0) return SendSpans(ctx, **reader, status, h, first, length, *span);
+    if (span->fd >= 0) {
+      scratch = object::PieceBuffer();  // back to the pool: the check-ahead takes its own
+      return SendSpans(ctx, **reader, status, h, first, length, *span);
+    }
   }
   // The first piece is read before answering, so a read failure (too few
   // good shards, disk error) is still an S3 error (500/503), not a cut stream.
