@@ -51,11 +51,15 @@ class IsalErasureCode final : public ErasureCode {
                  const_cast<unsigned char**>(data), const_cast<unsigned char**>(parity));
   }
 
-  Status Reconstruct(size_t block_bytes, uint8_t* const* shards,
-                     const std::vector<bool>& present) const override {
+  Status Reconstruct(size_t block_bytes, uint8_t* const* shards, const std::vector<bool>& present,
+                     const std::vector<bool>* wanted) const override {
     const int n = k_ + m_;
     if (static_cast<int>(present.size()) != n) {
       return InvalidArgument("erasure code: present has " + std::to_string(present.size()) +
+                             " entries, want " + std::to_string(n));
+    }
+    if (wanted && static_cast<int>(wanted->size()) != n) {
+      return InvalidArgument("erasure code: wanted has " + std::to_string(wanted->size()) +
                              " entries, want " + std::to_string(n));
     }
     std::array<int, kMaxShards> sources{};  // first k present shards
@@ -64,7 +68,7 @@ class IsalErasureCode final : public ErasureCode {
     int num_missing = 0;
     for (int i = 0; i < n; ++i) {
       if (!present[i]) {
-        missing[num_missing++] = i;
+        if (!wanted || (*wanted)[i]) missing[num_missing++] = i;
       } else if (num_sources < k_) {
         sources[num_sources++] = i;
       }

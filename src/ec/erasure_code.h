@@ -28,10 +28,12 @@ class ErasureCode {
 
   // shards: k+m pointers to blocks of `block_bytes` (data first, then
   // parity). present[i] tells which hold valid bytes; the others are
-  // rewritten in place with the reconstructed contents. InvalidArgument if
-  // fewer than k are present.
+  // rewritten in place with the reconstructed contents, or, with `wanted`,
+  // only those the caller needs (wanted[i]: the cost is one pass over the
+  // k sources per rebuilt block). InvalidArgument if fewer than k are present.
   virtual Status Reconstruct(size_t block_bytes, uint8_t* const* shards,
-                             const std::vector<bool>& present) const = 0;
+                             const std::vector<bool>& present,
+                             const std::vector<bool>* wanted = nullptr) const = 0;
 };
 
 }  // namespace strata::ec

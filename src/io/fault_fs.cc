@@ -49,7 +49,9 @@ class FaultReadableFile : public ReadableFile {
 
   Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const override {
     RETURN_IF_ERROR(fs_->Check(FaultOp::kRead, path_));
-    return base_->ReadAt(offset, buf, n);
+    auto got = base_->ReadAt(offset, buf, n);
+    if (got.ok()) fs_->CountRead(path_, *got);
+    return got;
   }
   uint64_t Size() const override { return base_->Size(); }
 
@@ -60,6 +62,26 @@ class FaultReadableFile : public ReadableFile {
 };
 
 }  // namespace
+
+void FaultFileSystem::CountRead(const std::string& path, size_t n) {
+  std::lock_guard lock(mu_);
+  for (auto& [p, bytes] : bytes_read_) {
+    if (p == path) {
+      bytes += n;
+      return;
+    }
+  }
+  bytes_read_.emplace_back(path, n);
+}
+
+uint64_t FaultFileSystem::BytesRead(const std::string& path_substring) const {
+  std::lock_guard lock(mu_);
+  uint64_t total = 0;
+  for (const auto& [p, bytes] : bytes_read_) {
+    if (p.find(path_substring) != std::string::npos) total += bytes;
+  }
+  return total;
+}
 
 void FaultFileSystem::AddRule(FaultRule rule) {
   std::lock_guard lock(mu_);

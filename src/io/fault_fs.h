@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "io/file_system.h"
 
@@ -55,6 +57,11 @@ class FaultFileSystem : public FileSystem {
   // store wrapper in tests): counts one mutating op; false once power is cut.
   bool ConsumeMutatingOp();
   long mutating_ops() const;  // mutating calls seen so far (cut or not)
+  // Bytes ReadAt returned from files whose path contains `path_substring`
+  // (empty: all), counted since the file system was made: how much a reader
+  // reads, for tests that bound it.
+  uint64_t BytesRead(const std::string& path_substring) const;
+  void CountRead(const std::string& path, size_t n);
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
   Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) override;
@@ -79,6 +86,7 @@ class FaultFileSystem : public FileSystem {
   long power_budget_ = -1;
   long mutating_ops_ = 0;
   std::vector<FaultRule> rules_;
+  std::vector<std::pair<std::string, uint64_t>> bytes_read_;  // per path, mu_
   std::atomic<int> injected_{0};
 };
 

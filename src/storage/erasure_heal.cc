@@ -194,7 +194,8 @@ Status HealJob::RebuildStripes() {
       return Status::OK();
     }
     for (int i = 0; i < n_; ++i) ptrs[i] = buf_[i].data();
-    RETURN_IF_ERROR(store_->code().Reconstruct(len, ptrs.data(), present));
+    // Only the shards being rebuilt: the other missing ones were not read.
+    RETURN_IF_ERROR(store_->code().Reconstruct(len, ptrs.data(), present, &rebuild_));
     AppendRebuilt(len);
   }
   return Status::OK();

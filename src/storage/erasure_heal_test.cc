@@ -302,5 +302,38 @@ TEST_P(ErasureStoreTest, ReplacedDriveIsFormattedAndRefilled) {
   EXPECT_TRUE(*got == data);
 }
 
+// A degraded read reads each block it needs once: with a data shard lost,
+// the blocks read to serve a stripe are also the sources that rebuild the
+// lost one, not read a second time, and no parity block is read beyond the
+// ones each stripe needs (k blocks a stripe, as when healthy). The reads are
+// one block per ReadAt, as the server's read-ahead asks for them.
+TEST_P(ErasureStoreTest, DegradedReadsReadEachBlockOnce) {
+  if (g_.m == 0) GTEST_SKIP() << "no redundancy";
+  const size_t stripes = 5;
+  const size_t size = stripes * stripe();
+  const std::string data = Pattern(size, 9);
+  const std::string id = Id(77);
+  ASSERT_TRUE(Write(id, data).ok());
+
+  uint64_t before = fault_->BytesRead("");
+  auto got = Read(id, size, kBlock);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(*got == data);
+  const uint64_t healthy = fault_->BytesRead("") - before;
+
+  RemoveShard(g_.k - 1, id);  // the last data block of every stripe
+  before = fault_->BytesRead("");
+  got = Read(id, size, kBlock);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(*got == data);
+  const uint64_t degraded = fault_->BytesRead("") - before;
+  // Reading the k-1 blocks before the lost one again would cost
+  // (k-1) x stripes blocks more; one block of slack covers a parity shard's
+  // header read where the lost data shard's was not.
+  EXPECT_LE(degraded, healthy + kBlock)
+      << "healthy read " << healthy << " bytes, degraded " << degraded << " ("
+      << stripes << " stripes of " << g_.k << " blocks of " << kBlock << ")";
+}
+
 }  // namespace
 }  // namespace strata::storage::erasure_test

@@ -48,6 +48,10 @@ class ErasureReader : public DataReader {
   std::vector<std::string> why_;
   std::vector<bool> slot_counted_;  // slot faults counted (drive error counters)
   bool heal_reported_ = false;
+  // A data shard failed as a whole (missing, unreadable header, ...): known
+  // at Open or met by ReadBlockToCache, never cleared; reads stop going
+  // direct (see ReadAt).
+  bool data_shard_lost_ = false;
   std::unique_ptr<Checksummer> crc_;
 };
 
@@ -68,6 +72,7 @@ ErasureReader::ErasureReader(ErasureStoreImpl* store, std::string id, uint64_t s
                    slots_[ref].header_checked,
                "reader needs one slot per drive and a verified reference");
   generation_ = slots_[ref].header.data;
+  for (int j = 0; j < k_; ++j) data_shard_lost_ = data_shard_lost_ || slots_[j].fault != Fault::kNone;
 }
 
 void ErasureReader::ReportHealOnce() {
@@ -125,6 +130,7 @@ void ErasureReader::ReadBlockToCache(int i) {
       slot_counted_[i] = true;
       store_->CountFault(i, slot.fault);
     }
+    if (i < k_ && slot.fault != Fault::kNone) data_shard_lost_ = true;
     return;
   }
   SizeCacheBlock(i);
@@ -155,19 +161,22 @@ Status ErasureReader::ReconstructStripe() {
     cache_stripe_ = -1;  // retry from the drives next time
     return st;
   }
+  // Only the data blocks are served: rebuild the missing ones, not parity.
   std::vector<uint8_t*> ptrs(n_);
-  std::vector<bool> present(n_);
+  std::vector<bool> present(n_), wanted(n_);
   for (int j = 0; j < n_; ++j) {
+    present[j] = state_[j] == BlockState::kGood;
+    wanted[j] = j < k_ && !present[j];
+    if (!present[j] && !wanted[j]) continue;  // never touched: no buffer
     SizeCacheBlock(j);
     ptrs[j] = cache_[j].data();
-    present[j] = state_[j] == BlockState::kGood;
   }
-  Status st = store_->code().Reconstruct(cache_len_, ptrs.data(), present);
+  Status st = store_->code().Reconstruct(cache_len_, ptrs.data(), present, &wanted);
   if (!st.ok()) {
     cache_stripe_ = -1;
     return st;
   }
-  std::fill(state_.begin(), state_.end(), BlockState::kGood);
+  std::fill(state_.begin(), state_.begin() + k_, BlockState::kGood);
   return Status::OK();
 }
 
@@ -190,10 +199,12 @@ Result<size_t> ErasureReader::ReadAt(uint64_t offset, char* buf, size_t n) {
     const uint64_t in_block = in_stripe - block_start;
     const size_t take = static_cast<size_t>(std::min<uint64_t>(block_bytes - in_block, n - done));
     // A whole block outside the cached stripe goes straight to the caller's
-    // buffer (the common case of big sequential reads); anything else
-    // through the stripe cache.
+    // buffer (the common case of big sequential reads), unless a data shard
+    // is known to be unusable: then every stripe needs rebuilding, and the
+    // blocks read to serve it are the sources of the rebuild, read once.
+    // Anything else goes through the stripe cache.
     if (cache_stripe_ != static_cast<int64_t>(s) && in_block == 0 && take == len &&
-        ReadDirect(s, i, len, buf + done)) {
+        !data_shard_lost_ && ReadDirect(s, i, len, buf + done)) {
       done += take;
       continue;
     }
