@@ -83,10 +83,12 @@ struct Server {
 
 // What the timed parts of one run's operations added up to: wall seconds,
 // the server's CPU seconds (all its threads, the healer included) over the
-// same intervals, and how many whole-object operations.
+// same intervals, of which its healer thread's ("heal"), and how many
+// whole-object operations.
 struct Tally {
   double seconds = 0;
   double server_cpu_s = 0;
+  double heal_cpu_s = 0;
   int ops = 0;
 };
 
@@ -95,10 +97,12 @@ struct Tally {
 template <typename Op>
 void TimeInto(const Server& server, Tally* tally, Op op) {
   double cpu = ProcessCpuSeconds(server.pid);
+  double heal = ThreadsCpuSeconds(server.pid, "heal");
   double start = NowSeconds();
   op();
   tally->seconds += NowSeconds() - start;
   tally->server_cpu_s += ProcessCpuSeconds(server.pid) - cpu;
+  tally->heal_cpu_s += ThreadsCpuSeconds(server.pid, "heal") - heal;
   ++tally->ops;
 }
 
@@ -143,8 +147,9 @@ Tally RepeatFor(double min_seconds, const std::function<void(int, Tally*)>& once
 
 // Run `run` of a throughput row (bytes per timed second) and of its
 // companion row (bytes per server CPU-second), both from one Tally.
+// With `no_heal_row`, also bytes per server CPU-second less the healer's.
 void MeasurePair(Report& report, Row& rate_row, Row& cpu_row, int run, int runs, uint64_t size,
-                 const std::function<Tally()>& one_run) {
+                 const std::function<Tally()>& one_run, Row* no_heal_row = nullptr) {
   Tally tally;
   bool ok = report.MeasureRun(rate_row, run, runs, [&](int) {
     tally = one_run();
@@ -154,6 +159,11 @@ void MeasurePair(Report& report, Row& rate_row, Row& cpu_row, int run, int runs,
   const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   report.MeasureRun(cpu_row, run, runs, [&](int) {
     return RunFigure{static_cast<double>(size) * tally.ops / std::max(tally.server_cpu_s, tick)};
+  });
+  if (no_heal_row == nullptr) return;
+  report.MeasureRun(*no_heal_row, run, runs, [&](int) {
+    const double cpu = std::max(tally.server_cpu_s - tally.heal_cpu_s, tick);
+    return RunFigure{static_cast<double>(size) * tally.ops / cpu};
   });
 }
 
@@ -278,6 +288,13 @@ void RunErasureCoding(const CaseOptions& opt, const std::string& strata_binary, 
   Row& get_degraded_cpu =
       report.Add("ec_get_degraded_cpu", shape + " degraded: GET, per server CPU-s", rate,
                  {{"ec_get_pool_cpu"}, "healthy " + shape + " GET"});
+  // The same less the healer thread's CPU: the healer rebuilds the lost
+  // shards while the GET runs (reads k blocks, decodes, writes and syncs two
+  // shards), and that is the larger part of the row above.
+  Row& get_degraded_no_heal_cpu =
+      report.Add("ec_get_degraded_noheal_cpu",
+                 shape + " degraded: GET, per server CPU-s less the healer's", rate,
+                 {{"ec_get_pool_cpu"}, "healthy " + shape + " GET"});
 
   // Interleaved: run r of every row, then run r+1, so that load drift on a
   // shared machine affects both servers alike. Within a run each figure
@@ -324,7 +341,7 @@ void RunErasureCoding(const CaseOptions& opt, const std::string& strata_binary, 
         }
         TimedGet(pool, pool_key, size, tally);
       });
-    });
+    }, &get_degraded_no_heal_cpu);
     WaitForHealerIdle(pool.target);  // untimed: the heal the last degraded GET started
     if (!pool_key.empty()) Delete(pool.target, pool_key);
   }

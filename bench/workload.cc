@@ -8,6 +8,7 @@
 #include <ctime>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -131,11 +132,13 @@ uint64_t ProcessMemoryBytes(pid_t pid, const char* field) {
   return 0;
 }
 
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+namespace {
+// utime + stime of a /proc stat file, in seconds; -1 if it cannot be read.
+double StatCpuSeconds(const std::string& path) {
+  std::ifstream in(path);
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t paren = stat.rfind(')');  // the command name may hold spaces
-  if (paren == std::string::npos) throw BenchError("cannot read /proc/" + std::to_string(pid));
+  if (paren == std::string::npos) return -1;
   std::istringstream fields(stat.substr(paren + 1));
   std::string field;
   unsigned long long utime = 0, stime = 0;
@@ -145,6 +148,27 @@ double ProcessCpuSeconds(pid_t pid) {
     if (i == 15) stime = std::stoull(field);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+}  // namespace
+
+double ThreadsCpuSeconds(pid_t pid, const std::string& name) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  double total = 0;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(dir, error)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string got;
+    if (!std::getline(comm, got) || got != name) continue;
+    double s = StatCpuSeconds((task.path() / "stat").string());
+    if (s > 0) total += s;  // a thread that ended meanwhile counts nothing
+  }
+  return total;
+}
+
+double ProcessCpuSeconds(pid_t pid) {
+  double s = StatCpuSeconds("/proc/" + std::to_string(pid) + "/stat");
+  if (s < 0) throw BenchError("cannot read /proc/" + std::to_string(pid));
+  return s;
 }
 
 double MachineBusySeconds() {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace strata::bench {
@@ -42,6 +43,9 @@ double ThreadCpuSeconds();
 // User + system CPU seconds of all threads of process `pid` so far
 // (/proc/PID/stat, clock-tick resolution).
 double ProcessCpuSeconds(pid_t pid);
+// The CPU seconds of the threads of `pid` named `name` (their comm, as the
+// server names them with NameThisThread), summed; 0 if there are none.
+double ThreadsCpuSeconds(pid_t pid, const std::string& name);
 // A memory figure of process `pid` from /proc/PID/status, bytes: "VmRSS" (resident now) or
 // "VmHWM" (the peak resident set); 0 if unreadable.
 uint64_t ProcessMemoryBytes(pid_t pid, const char* field = "VmRSS");

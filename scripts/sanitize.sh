@@ -72,7 +72,7 @@ tsan)
   tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*:ReadAheadTest.*:HashTest.*"
   tsan_filter+=":KvEncryptionTest.*:ExternalKeyTest.*"
   tsan_filter+=":ScannerTest.*:MoveTest.*:RemoteStoreTest.*:ArchiveStoreTest.*:Audit*:NotifierTest.*"
-  tsan_filter+=":PinnedRingTest.*:SendFileTest.*:CheckAheadTest.*"
+  tsan_filter+=":PinnedRingTest.*:SendFileTest.*:CheckAheadTest.*:HealerTest.*"
   tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"
   # halt_on_error: the first race fails the run (exit 66) with its report.
   TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \

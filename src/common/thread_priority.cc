@@ -1,5 +1,6 @@
 #include "common/thread_priority.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,6 +23,12 @@ void LowerThisThreadPriority(int increment) {
   const int now = ::getpriority(PRIO_PROCESS, tid);  // -1 is a valid nice value: check errno
   if (errno != 0) return;
   ::setpriority(PRIO_PROCESS, tid, now + increment > 19 ? 19 : now + increment);
+}
+
+void NameThisThread(const char* name) {
+  char cut[16] = {};
+  for (int i = 0; i < 15 && name[i] != '\0'; ++i) cut[i] = name[i];
+  ::pthread_setname_np(::pthread_self(), cut);  // ERANGE only past 15: cut above
 }
 
 }  // namespace strata

@@ -20,4 +20,8 @@ int BulkNice();
 void LowerThisThreadPriority(int increment);
 inline void LowerThisThreadPriority() { LowerThisThreadPriority(BulkNice()); }
 
+// Names the calling thread (`top -H`, `perf`, gdb, /proc/PID/task/TID/comm)
+// after the work it does; Linux keeps the first 15 characters.
+void NameThisThread(const char* name);
+
 }  // namespace strata

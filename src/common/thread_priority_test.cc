@@ -1,6 +1,7 @@
 #include "common/thread_priority.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +43,22 @@ TEST(ThreadPriorityTest, BulkNiceZeroLeavesThePriorityAlone) {
   t.join();
   SetBulkNice(kDefaultBulkNice);
   EXPECT_EQ(after, before);
+}
+
+TEST(ThreadPriorityTest, NamesTheCallingThreadCutTo15Characters) {
+  char main_before[16] = {}, main_after[16] = {}, short_name[16] = {}, long_name[16] = {};
+  ::pthread_getname_np(::pthread_self(), main_before, sizeof main_before);
+  std::thread t([&] {
+    NameThisThread("heal");
+    ::pthread_getname_np(::pthread_self(), short_name, sizeof short_name);
+    NameThisThread("a-name-longer-than-fifteen");
+    ::pthread_getname_np(::pthread_self(), long_name, sizeof long_name);
+  });
+  t.join();
+  ::pthread_getname_np(::pthread_self(), main_after, sizeof main_after);
+  EXPECT_STREQ(short_name, "heal");
+  EXPECT_STREQ(long_name, "a-name-longer-t");
+  EXPECT_STREQ(main_after, main_before);  // only the calling thread
 }
 
 }  // namespace

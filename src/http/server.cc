@@ -32,6 +32,7 @@
 
 #include "common/encoding.h"
 #include "common/log.h"
+#include "common/thread_priority.h"
 #include "http/request_parse.h"
 #include "http/timed_stream.h"
 
@@ -338,8 +339,16 @@ class ServerImpl : public Server {
     // spins on EMFILE nor leaves clients hanging.
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     Accept();
-    net_thread_ = std::thread([this] { ioc_.run(); });
-    for (int i = 0; i < options_.worker_threads; ++i) workers_.emplace_back([this] { Work(); });
+    net_thread_ = std::thread([this] {
+      NameThisThread("http-net");
+      ioc_.run();
+    });
+    for (int i = 0; i < options_.worker_threads; ++i) {
+      workers_.emplace_back([this] {
+        NameThisThread("http-worker");
+        Work();
+      });
+    }
     return Status::OK();
   }
 

@@ -33,6 +33,7 @@ Result<ObjectReader::FileSpan> CheckAhead::CheckNext() {
 }
 
 void CheckAhead::Run() {
+  NameThisThread("check-ahead");
   LowerThisThreadPriority();  // bulk bytes: small requests go first on busy cores
   while (true) {
     {

@@ -83,6 +83,7 @@ struct ObjectWriter::Md5State {
   }
 
   void Run() {
+    NameThisThread("md5");
     LowerThisThreadPriority();  // bulk hashing: small requests go first on busy cores
     std::unique_lock lock(mu);
     while (true) {

@@ -97,6 +97,7 @@ Status ReadAhead::Fill(const ObjectReader& reader, uint64_t index, Piece& piece)
 }
 
 void ReadAhead::Run(const ObjectReader* reader) {
+  NameThisThread("read-ahead");
   LowerThisThreadPriority();  // bulk bytes: small requests go first on busy cores
   while (true) {
     Piece piece;

@@ -3,15 +3,20 @@
 // a consistent set of shards, and shards of another generation of an id
 // (a drive that missed an overwrite) are never mixed into reads or heals.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <map>
 #include <thread>
 
 #include "common/hash.h"
+#include "common/thread_priority.h"
 #include "io/mem_fs.h"
 #include "storage/erasure_store.h"
+#include "storage/healer.h"
 #include "storage/store_test_util.h"
 
 namespace strata::storage {
@@ -277,6 +282,49 @@ TEST(ErasureRaceTest, HealReplacesTheShardOfAnOlderGeneration) {
   auto got = Read(store->get(), 1);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == Body(1, 1));
+}
+
+// The healer is background work: its thread is named "heal" (top -H, perf)
+// and runs at the bulk priority, so requests waiting on a core go first; it
+// still repairs what it is given.
+TEST(HealerTest, RunsAsALowPriorityThreadNamedHealAndRepairs) {
+  auto mem = io::NewMemFileSystem();
+  auto opened = ErasureDataStore::Open(mem.get(), Pool(Drives()));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ErasureDataStore* store = opened->get();
+  ASSERT_TRUE(Write(store, 1, 0).ok());
+  ASSERT_TRUE(mem->RemoveFile(ShardPath(Drives()[0], Id(1))).ok());
+
+  const int own_nice = ::getpriority(PRIO_PROCESS, 0);  // the process = the main thread
+  HealerOptions ho;
+  ho.scrub_interval_s = 0;
+  Healer healer(store, ho);
+  healer.Start();
+  healer.Enqueue(Id(1));
+  // The thread names itself and lowers its priority as it starts: poll.
+  int heal_threads = 0, heal_nice = -100;
+  for (int tries = 0; tries < 500 && (heal_threads == 0 || heal_nice == own_nice); ++tries) {
+    heal_threads = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name != "heal") continue;
+      ++heal_threads;
+      heal_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(std::stoul(task.path().filename())));
+    }
+    if (heal_threads == 0 || heal_nice == own_nice) std::this_thread::sleep_for(10ms);
+  }
+  for (int i = 0; i < 1000 && healer.stats().shards_rebuilt == 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  healer.Stop();
+  EXPECT_EQ(heal_threads, 1);
+  EXPECT_EQ(heal_nice, std::min(19, own_nice + BulkNice()));
+  EXPECT_EQ(healer.stats().shards_rebuilt, 1u);
+  auto got = Read(store, 1);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == Body(1, 0));
 }
 
 }  // namespace

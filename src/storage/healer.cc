@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/thread_priority.h"
 
 namespace strata::storage {
 
@@ -11,7 +12,15 @@ Healer::Healer(ErasureDataStore* store, HealerOptions options)
 
 Healer::~Healer() { Stop(); }
 
-void Healer::Start() { thread_ = std::thread([this] { Run(); }); }
+// Repairs and scrubs are background work: they take spare cycles, and a
+// request waiting on a core goes first (common/thread_priority.h).
+void Healer::Start() {
+  thread_ = std::thread([this] {
+    NameThisThread("heal");
+    LowerThisThreadPriority();
+    Run();
+  });
+}
 
 void Healer::Stop() {
   {

@@ -6,6 +6,7 @@
 #include "audit/context.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "common/thread_priority.h"
 #include "meta/keys.h"
 #include "tier/lifecycle.h"
 
@@ -64,6 +65,7 @@ Restorer::~Restorer() { Stop(); }
 
 void Restorer::Start() {
   thread_ = std::thread([this] {
+    NameThisThread("restore");
     std::unique_lock lock(mu_);
     int64_t next_sweep = 0;
     while (true) {

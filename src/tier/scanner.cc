@@ -7,6 +7,7 @@
 #include "audit/context.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "common/thread_priority.h"
 #include "meta/keys.h"
 
 namespace strata::tier {
@@ -66,6 +67,7 @@ Scanner::~Scanner() { Stop(); }
 
 void Scanner::Start() {
   thread_ = std::thread([this] {
+    NameThisThread("lifecycle");
     while (!stopping()) {
       auto stats = RunPass();
       if (!stats.ok()) {
