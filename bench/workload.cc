@@ -155,7 +155,10 @@ double ThreadsCpuSeconds(pid_t pid, const std::string& name) {
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   double total = 0;
   std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator(dir, error)) {
+  // Threads come and go while this runs: no step of the walk may throw.
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::filesystem::directory_entry& task = *it;
     std::ifstream comm(task.path() / "comm");
     std::string got;
     if (!std::getline(comm, got) || got != name) continue;

@@ -16,7 +16,8 @@ namespace {
 Status PathError(const std::string& path, int err) { return ErrnoStatus(err, path); }
 
 // sync_file_range(2) for WriteBehind. Waiting consumes a write-back error
-// (the file's error cursor advances), so its errors must be reported.
+// (the file's error cursor advances), and a failed start may be the only
+// report of pages the file system gave up on, so every error is reported.
 int SyncRange(int fd, WriteBehind::Op op, uint64_t offset, uint64_t length) {
   unsigned flags = op == WriteBehind::Op::kStart
                        ? SYNC_FILE_RANGE_WRITE

@@ -31,17 +31,17 @@ class WriteBehind {
   explicit WriteBehind(RangeFn fn) : fn_(std::move(fn)) {}
 
   // After `n` more bytes were appended at the end of the file. Returns 0, or
-  // the errno of a failed wait; that failure is sticky (error()), because a
-  // failed wait has consumed the error a later fdatasync would have reported.
+  // the errno of a failed start or wait; that failure is sticky (error()):
+  // a failed wait has consumed the error a later fdatasync would have
+  // reported, and a file system may drop pages it failed to write back and
+  // tell only the caller that started it.
   int Appended(uint64_t n) {
     if (error_ != 0) return error_;
     written_ += n;
     while (written_ - started_ >= kWindowBytes) {
       uint64_t offset = started_;
       started_ += kWindowBytes;
-      // A failed start is only a hint not taken: the pages stay dirty, and
-      // the wait below or the final fdatasync writes them and reports.
-      fn_(Op::kStart, offset, kWindowBytes);
+      if (int err = fn_(Op::kStart, offset, kWindowBytes); err != 0) return error_ = err;
       if (offset >= kLagWindows * kWindowBytes) {
         int err = fn_(Op::kWait, offset - kLagWindows * kWindowBytes, kWindowBytes);
         if (err != 0) return error_ = err;

@@ -194,8 +194,11 @@ Status HealJob::RebuildStripes() {
       return Status::OK();
     }
     for (int i = 0; i < n_; ++i) ptrs[i] = buf_[i].data();
-    // Only the shards being rebuilt: the other missing ones were not read.
-    RETURN_IF_ERROR(store_->code().Reconstruct(len, ptrs.data(), present, &rebuild_));
+    // Only the shards still being written: the other missing ones (offline
+    // drives, targets that failed) would be decoded for nothing.
+    std::vector<bool> wanted(n_, false);
+    for (const Target& t : targets_) wanted[t.i] = t.st.ok();
+    RETURN_IF_ERROR(store_->code().Reconstruct(len, ptrs.data(), present, &wanted));
     AppendRebuilt(len);
   }
   return Status::OK();

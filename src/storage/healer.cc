@@ -12,12 +12,13 @@ Healer::Healer(ErasureDataStore* store, HealerOptions options)
 
 Healer::~Healer() { Stop(); }
 
-// Repairs and scrubs are background work: they take spare cycles, and a
-// request waiting on a core goes first (common/thread_priority.h).
+// Not at the bulk priority, unlike the other bulk helpers: a heal holds its
+// id's exclusive lock (one of 256 stripes, shared with unrelated ids) from
+// the first read to the publish, and requests for those ids would wait on a
+// thread that busy cores run a tenth as often.
 void Healer::Start() {
   thread_ = std::thread([this] {
     NameThisThread("heal");
-    LowerThisThreadPriority();
     Run();
   });
 }
