@@ -2,8 +2,18 @@
 // shards that are missing, truncated, of the wrong header/footer or with a
 // bad block, from the k good blocks of each stripe, into <id>.heal, published
 // over <id> (docs/formats/shard-file.md, "Heal").
+//
+// Locking (erasure_internal.h, at IdLock): the shards are opened under the
+// id's shared lock, verified and rebuilt with no id lock held, and published
+// under the exclusive lock only after checking that every drive's <id> is
+// still the file the heal opened; an overwrite or a remove in between wins and
+// the heal publishes nothing. So a heal of a large object keeps readers and
+// writers of the other ids of its lock stripe waiting only for its renames.
+// Removal leftovers (a tombstone) are handled wholly under the exclusive lock.
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 
 #include "common/log.h"
 #include "io/atomic_file.h"
@@ -12,7 +22,29 @@
 namespace strata::storage::internal {
 namespace {
 
-// One Heal(id) run; the caller holds the id's lock.
+// What a drive's <id> was when the heal opened it: whether there was one,
+// its size and, where it checked out, its header (which names its generation:
+// an overwrite has a newer version stamp).
+struct Seen {
+  bool exists = false;
+  uint64_t size = 0;
+  std::string header;  // encoded; empty if it did not check out
+  bool operator==(const Seen&) const = default;
+};
+
+Seen Look(ErasureStoreImpl* store, ShardSlot& slot, int i, const std::string& id) {
+  Seen seen;
+  if (!slot.file) return seen;
+  seen.exists = true;
+  seen.size = slot.file->Size();
+  if (store->CheckHeader(slot, i, id) || slot.header_checked) {
+    seen.header = EncodeShardHeader(slot.header);
+  }
+  return seen;
+}
+
+// One Heal(id) run; the caller holds the id's heal lock (one heal per id: its
+// <id>.heal files).
 class HealJob {
  public:
   HealJob(ErasureStoreImpl* store, const std::string& id)
@@ -57,8 +89,12 @@ class HealJob {
   // being rebuilt may still hold good blocks); false if fewer than k verify.
   bool ReadGoodBlocks(uint64_t s, uint32_t len, std::vector<bool>* present);
   void AppendRebuilt(uint32_t len);
-  // Footer, sync, rename over <id>, directory sync, for every target.
+  // Footer, sync, rename over <id>, directory sync, for every target; the
+  // renames under the exclusive id lock, and only if no drive's <id> changed.
   void PublishTargets();
+  // Under the exclusive id lock: whether every drive's <id> is still what the
+  // heal opened (seen_).
+  bool Unchanged();
   void AbandonTargets();
 
   ErasureStoreImpl* store_;
@@ -66,6 +102,7 @@ class HealJob {
   const std::string& id_;
   const int n_, k_;
   std::vector<ShardSlot> slots_;
+  std::vector<Seen> seen_;  // empty when the whole run holds the exclusive lock
   std::vector<ShardFooter> footers_;
   std::vector<bool> has_footer_;
   std::vector<bool> rebuild_;
@@ -204,6 +241,15 @@ Status HealJob::RebuildStripes() {
   return Status::OK();
 }
 
+bool HealJob::Unchanged() {
+  int found = 0;
+  std::vector<ShardSlot> now = store_->OpenSlots(id_, &found);
+  for (int i = 0; i < n_; ++i) {
+    if (!(Look(store_, now[i], i, id_) == seen_[i])) return false;
+  }
+  return !store_->ReadTombstone(id_).has_value();
+}
+
 void HealJob::PublishTargets() {
   const ShardFooter& ref = footers_[ref_];
   const std::string footer = EncodeShardFooter(ref.object_size, ref.trailer);
@@ -212,6 +258,18 @@ void HealJob::PublishTargets() {
     Status closed = io::SyncAndClose(t.file.get());
     if (t.st.ok()) t.st = closed;
     t.file.reset();
+  }
+  std::unique_lock<std::shared_mutex> lock;
+  if (!seen_.empty()) {
+    lock = std::unique_lock(store_->IdLock(id_));  // exclusive: see IdLock
+    if (!Unchanged()) {
+      result_.superseded = true;
+      STRATA_LOG("heal %s: rewritten or removed while healing; nothing published", id_.c_str());
+      AbandonTargets();
+      return;
+    }
+  }
+  for (Target& t : targets_) {
     if (t.st.ok()) t.st = io::PublishFile(fs_, t.temp, store_->ShardPath(t.i, id_));
     if (t.st.ok()) {
       ++result_.shards_rebuilt;
@@ -255,8 +313,21 @@ bool HealJob::DropRemovedGenerations(uint64_t removed_through) {
 
 Result<HealResult> HealJob::Run() {
   int found = 0;
+  std::optional<uint64_t> removed;
+  {
+    std::shared_lock lock(store_->IdLock(id_));  // one generation of shards: see IdLock
+    slots_ = store_->OpenSlots(id_, &found);
+    removed = store_->ReadTombstone(id_);
+  }
+  if (found > 0 && !removed) {
+    for (int i = 0; i < n_; ++i) seen_.push_back(Look(store_, slots_[i], i, id_));
+    return Repair();
+  }
+  // Nothing there, or removed: what follows deletes files. All of it under
+  // the exclusive lock, from a fresh look.
+  std::unique_lock lock(store_->IdLock(id_));  // exclusive: see IdLock
   slots_ = store_->OpenSlots(id_, &found);
-  const std::optional<uint64_t> removed = store_->ReadTombstone(id_);
+  removed = store_->ReadTombstone(id_);
   if (found == 0) {
     if (removed) store_->RemoveTombstonesIfAllPresent(id_);
     return NotFound("data " + id_ + ": no shard on any drive");
@@ -301,7 +372,7 @@ Result<HealResult> HealJob::Repair() {
 
 Result<HealResult> ErasureStoreImpl::Heal(const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
-  std::unique_lock lock(IdLock(id));  // exclusive: see IdLock
+  std::lock_guard lock(HealLock(id));  // one heal of an id at a time; the id lock: see HealJob
   HealJob job(this, id);
   return job.Run();
 }

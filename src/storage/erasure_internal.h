@@ -216,11 +216,13 @@ class ErasureStoreImpl final : public ErasureDataStore {
   // discipline of the store, for every id:
   //  - exclusive: publishing a write (the renames <id>.part -> <id> on every
   //    drive, their directory syncs, removing the stale <id> of drives the
-  //    write missed), Heal (its whole run: what it verified is what it
-  //    replaces), Remove;
+  //    write missed), publishing a heal (after checking that every drive's
+  //    <id> is still the file the heal verified: erasure_heal.cc), a heal of
+  //    removal leftovers (its whole run), Remove;
   //  - shared: opening the shards of an id and choosing the reference shard
   //    (Open, ReadHeaderAndTrailer), so that the files a reader holds are of
-  //    one generation: all from before a publish or all from after it.
+  //    one generation: all from before a publish or all from after it; the
+  //    same for the shards a heal opens to verify and rebuild.
   // Not held while a writer streams into or syncs its .part files (nobody
   // else opens .part files) nor while a reader reads (open files stay valid
   // when their names are replaced or removed). Never held while calling out
@@ -230,6 +232,11 @@ class ErasureStoreImpl final : public ErasureDataStore {
   // See docs/formats/shard-file.md, "Concurrency".
   std::shared_mutex& IdLock(const std::string& id) {
     return id_locks_[std::hash<std::string>{}(id) % kIdLocks];
+  }
+  // One heal of an id at a time (it owns the <id>.heal files while it runs).
+  // Taken before IdLock.
+  std::mutex& HealLock(const std::string& id) {
+    return heal_locks_[std::hash<std::string>{}(id) % kIdLocks];
   }
 
  private:
@@ -242,6 +249,7 @@ class ErasureStoreImpl final : public ErasureDataStore {
   std::mutex reformat_mu_;
   std::function<void(const std::string&)> heal_cb_;
   std::shared_mutex id_locks_[kIdLocks];
+  std::mutex heal_locks_[kIdLocks];
   struct ErrorCounters {
     std::atomic<uint64_t> io{0}, corrupt{0}, missing{0}, write{0};
   };

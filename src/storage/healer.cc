@@ -12,13 +12,15 @@ Healer::Healer(ErasureDataStore* store, HealerOptions options)
 
 Healer::~Healer() { Stop(); }
 
-// Not at the bulk priority, unlike the other bulk helpers: a heal holds its
-// id's exclusive lock (one of 256 stripes, shared with unrelated ids) from
-// the first read to the publish, and requests for those ids would wait on a
-// thread that busy cores run a tenth as often.
+// Repairs and scrubs are background work: at the bulk priority they take
+// spare cycles, and a request waiting on a core goes first
+// (common/thread_priority.h). A heal holds no id lock while it verifies and
+// rebuilds, only the exclusive one for its renames (erasure_heal.cc), so a
+// request waits on this slower thread for a publish at most.
 void Healer::Start() {
   thread_ = std::thread([this] {
     NameThisThread("heal");
+    LowerThisThreadPriority();
     Run();
   });
 }
