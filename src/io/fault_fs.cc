@@ -54,6 +54,7 @@ class FaultReadableFile : public ReadableFile {
     return got;
   }
   uint64_t Size() const override { return base_->Size(); }
+  std::string Identity() const override { return base_->Identity(); }
 
  private:
   FaultFileSystem* fs_;

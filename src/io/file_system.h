@@ -33,6 +33,10 @@ class ReadableFile {
   virtual uint64_t Size() const = 0;
   // The open descriptor, for zero-copy sends (sendfile); -1 where there is none.
   virtual int NativeFd() const { return -1; }
+  // Which file this handle reads: equal for two handles of one file, different
+  // from any other file while this handle is open (even one later renamed or
+  // created at the same path); empty where the file system cannot tell.
+  virtual std::string Identity() const { return {}; }
 };
 
 class FileSystem {

@@ -120,6 +120,23 @@ TEST_P(FileSystemTest, RenameReplacesAtomically) {
   EXPECT_FALSE(fs_->FileExists(Path("b")));
 }
 
+// Identity tells files apart, not names: two handles of one file agree; a
+// file renamed over the name (same bytes) is another, while the first handle
+// is open.
+TEST_P(FileSystemTest, IdentityNamesTheFileNotThePath) {
+  WriteFile(fs_.get(), Path("a"), "same");
+  auto first = fs_->NewReadableFile(Path("a"));
+  auto second = fs_->NewReadableFile(Path("a"));
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_FALSE((*first)->Identity().empty());
+  EXPECT_EQ((*first)->Identity(), (*second)->Identity());
+  WriteFile(fs_.get(), Path("b"), "same");
+  ASSERT_TRUE(fs_->Rename(Path("b"), Path("a")).ok());
+  auto third = fs_->NewReadableFile(Path("a"));
+  ASSERT_TRUE(third.ok());
+  EXPECT_NE((*third)->Identity(), (*first)->Identity());
+}
+
 TEST_P(FileSystemTest, ListRemoveAndDirs) {
   ASSERT_TRUE(fs_->CreateDirs(Path("x/y/z")).ok());
   ASSERT_TRUE(fs_->CreateDirs(Path("x/y")).ok());  // already there: fine

@@ -84,6 +84,10 @@ class MemReadableFile : public ReadableFile {
     std::lock_guard lock(node_->mu);
     return node_->data.size();
   }
+  // The node's address: not reused while this handle holds the node.
+  std::string Identity() const override {
+    return std::to_string(reinterpret_cast<uintptr_t>(node_.get()));
+  }
 
  private:
   NodePtr node_;

@@ -112,6 +112,12 @@ class PosixReadableFile : public ReadableFile {
     if (::fstat(fd_, &st) != 0) return 0;
     return static_cast<uint64_t>(st.st_size);
   }
+  // Device and inode: an inode is not reused while a descriptor holds it.
+  std::string Identity() const override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return {};
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
 
  private:
   std::string path_;

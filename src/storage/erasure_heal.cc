@@ -23,10 +23,13 @@ namespace strata::storage::internal {
 namespace {
 
 // What a drive's <id> was when the heal opened it: whether there was one,
-// its size and, where it checked out, its header (which names its generation:
-// an overwrite has a newer version stamp).
+// which file (io::ReadableFile::Identity: a file renamed over <id> since is
+// another, even one of the same bytes), its size and, where it checked out,
+// its header (which names its generation: an overwrite has a newer version
+// stamp; this alone decides where the file system cannot name files).
 struct Seen {
   bool exists = false;
+  std::string identity;
   uint64_t size = 0;
   std::string header;  // encoded; empty if it did not check out
   bool operator==(const Seen&) const = default;
@@ -36,6 +39,7 @@ Seen Look(ErasureStoreImpl* store, ShardSlot& slot, int i, const std::string& id
   Seen seen;
   if (!slot.file) return seen;
   seen.exists = true;
+  seen.identity = slot.file->Identity();
   seen.size = slot.file->Size();
   if (store->CheckHeader(slot, i, id) || slot.header_checked) {
     seen.header = EncodeShardHeader(slot.header);
@@ -373,8 +377,11 @@ Result<HealResult> HealJob::Repair() {
 Result<HealResult> ErasureStoreImpl::Heal(const std::string& id) {
   if (!ValidId(id)) return InvalidArgument("bad data id '" + id + "'");
   std::lock_guard lock(HealLock(id));  // one heal of an id at a time; the id lock: see HealJob
-  HealJob job(this, id);
-  return job.Run();
+  // Superseded once (an overwrite or remove in between, or a header that read
+  // differently the second time): look again at what is there now.
+  Result<HealResult> result = HealJob(this, id).Run();
+  if (result.ok() && result->superseded) result = HealJob(this, id).Run();
+  return result;
 }
 
 }  // namespace strata::storage::internal

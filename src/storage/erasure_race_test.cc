@@ -342,16 +342,25 @@ struct HealBeside {
   std::unique_ptr<ErasureDataStore> store;
   Result<HealResult> heal = Internal("not run");
 
-  // Writes id 1 (version 0), loses drive 0's shard, and runs `during` while
-  // the heal of id 1 is stopped at the gate. False if `during` did not finish
-  // within the guard time (it waited for the heal).
-  bool Run(const std::function<void()>& during) {
+  // Writes id 1 (version 0), loses drive 0's shard (or, with `rot`, flips a
+  // byte of its last block: same file, size and header), and runs `during`
+  // while the heal of id 1 is stopped at the gate. False if `during` did not
+  // finish within the guard time (it waited for the heal).
+  bool Run(const std::function<void()>& during, bool rot = false) {
     auto opened = ErasureDataStore::Open(&gate, Pool(Drives()));
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     if (!opened.ok()) return false;
     store = std::move(opened).value();
     EXPECT_TRUE(Write(store.get(), 1, 0).ok());
-    EXPECT_TRUE(mem->RemoveFile(ShardPath(Drives()[0], Id(1))).ok());
+    const std::string shard0 = ShardPath(Drives()[0], Id(1));
+    if (rot) {
+      std::string bytes = Slurp(mem.get(), shard0);
+      bytes[bytes.size() - 200] ^= 1;
+      auto f = mem->NewWritableFile(shard0);
+      EXPECT_TRUE(f.ok() && (*f)->Append(bytes).ok() && (*f)->Close().ok());
+    } else {
+      EXPECT_TRUE(mem->RemoveFile(shard0).ok());
+    }
     std::thread healer([this] { heal = store->Heal(Id(1)); });
     EXPECT_TRUE(gate.WaitReached(30s)) << "the heal never started rebuilding";
     auto done = std::async(std::launch::async, during);
@@ -389,16 +398,43 @@ TEST(ErasureRaceTest, AnOverwriteDuringAHealWinsAndTheHealPublishesNothing) {
   EXPECT_TRUE(t.Run([&] { wrote = Write(t.store.get(), 1, 1); }))
       << "the overwrite waited for the heal's rebuild";
   ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+  // The heal dropped what it rebuilt and looked again: version 1, whole.
   ASSERT_TRUE(t.heal.ok()) << t.heal.status().ToString();
-  EXPECT_TRUE(t.heal->superseded);
+  EXPECT_FALSE(t.heal->superseded);
+  EXPECT_TRUE(t.heal->was_healthy);
   EXPECT_EQ(t.heal->shards_rebuilt, 0);
   EXPECT_FALSE(t.HealFileLeft());
-  // Every drive holds version 1: any k of them read back as version 1, and a
-  // second heal finds nothing to do.
+  auto again = t.store->Heal(Id(1));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->was_healthy);
+  // Every drive holds version 1: any k of them read back as version 1.
   for (int lost : {1, 2}) ASSERT_TRUE(t.mem->RemoveFile(ShardPath(Drives()[lost], Id(1))).ok());
   auto got = Read(t.store.get(), 1);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == Body(1, 1)) << "the heal put version 0's shard back over version 1's";
+}
+
+// A rewrite that keeps the header (version stamp) and the size and changes
+// the bytes, while the heal rebuilds a shard with a rotten block: only the
+// files' identities tell the heal that its rebuilt shard (of the old bytes,
+// with valid CRCs) must not go in beside the new ones.
+TEST(ErasureRaceTest, ARewriteWithTheSameHeaderDuringAHealWins) {
+  HealBeside t;
+  const std::string body = Body(1, 7);
+  Status wrote = Internal("not written");
+  EXPECT_TRUE(t.Run([&] {
+    auto w = t.store->Create(Id(1), Header(1, 0));
+    wrote = w.ok() ? (*w)->Append(body) : w.status();
+    if (wrote.ok()) wrote = (*w)->Finish(Trailer(0));
+  }, /*rot=*/true)) << "the rewrite waited for the heal's rebuild";
+  ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+  ASSERT_TRUE(t.heal.ok()) << t.heal.status().ToString();
+  EXPECT_EQ(t.heal->shards_rebuilt, 0);
+  // Drive 0's shard with drive 3's: the rewrite's bytes, not a mixture.
+  for (int lost : {1, 2}) ASSERT_TRUE(t.mem->RemoveFile(ShardPath(Drives()[lost], Id(1))).ok());
+  auto got = Read(t.store.get(), 1);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == body) << (*got == Body(1, 0) ? "the old bytes" : "a mixture of old and new");
 }
 
 TEST(ErasureRaceTest, ARemoveDuringAHealWinsAndTheHealPublishesNothing) {
@@ -407,9 +443,8 @@ TEST(ErasureRaceTest, ARemoveDuringAHealWinsAndTheHealPublishesNothing) {
   EXPECT_TRUE(t.Run([&] { removed = t.store->Remove(Id(1)); }))
       << "the remove waited for the heal's rebuild";
   ASSERT_TRUE(removed.ok()) << removed.ToString();
-  ASSERT_TRUE(t.heal.ok()) << t.heal.status().ToString();
-  EXPECT_TRUE(t.heal->superseded);
-  EXPECT_EQ(t.heal->shards_rebuilt, 0);
+  // The heal dropped what it rebuilt and looked again: nothing there.
+  EXPECT_EQ(t.heal.status().code(), Code::kNotFound) << t.heal.status().ToString();
   EXPECT_FALSE(t.HealFileLeft());
   for (const std::string& d : Drives()) {
     EXPECT_FALSE(t.mem->FileExists(ShardPath(d, Id(1)))) << d << ": the heal brought id 1 back";

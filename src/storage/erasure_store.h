@@ -70,9 +70,10 @@ struct HealResult {
   // Bad shards that could not be rewritten (drive offline, or the rewrite
   // failed); the next heal retries them.
   int shards_failed = 0;
-  // The id was overwritten or removed while the heal verified and rebuilt
-  // it: nothing was published (the newer state stands; a write that missed
-  // drives queues its own heal).
+  // The id's shards changed (an overwrite, a remove) while the heal verified
+  // and rebuilt them, and changed again during a second heal from what was
+  // there then: nothing was published (the newer state stands; a write that
+  // missed drives queues its own heal).
   bool superseded = false;
 };
 

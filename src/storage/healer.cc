@@ -16,7 +16,8 @@ Healer::~Healer() { Stop(); }
 // spare cycles, and a request waiting on a core goes first
 // (common/thread_priority.h). A heal holds no id lock while it verifies and
 // rebuilds, only the exclusive one for its renames (erasure_heal.cc), so a
-// request waits on this slower thread for a publish at most.
+// request waits on this slower thread for a publish at most (except a heal
+// of an id with a tombstone, which is rare and holds it throughout).
 void Healer::Start() {
   thread_ = std::thread([this] {
     NameThisThread("heal");
