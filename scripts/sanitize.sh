@@ -36,8 +36,25 @@ asan)
   export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   if [[ $stage == all || $stage == unit ]]; then
-    stamp "asan: unit tests"
-    "$build/strata_unit_tests" --gtest_brief=1
+    # Four gtest shards at once where there are two cores or more: the test
+    # code is compiled at -O0 (CMakeLists.txt, STRATA_TEST_OPT) and a few
+    # tests loop long; four shards even out on the cores. Each shard's log is
+    # printed whole when all are done.
+    shards=$(( $(nproc) >= 2 ? 4 : 1 ))
+    stamp "asan: unit tests ($shards shard(s) at once)"
+    pids=()
+    for ((i = 0; i < shards; i++)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+        "$build/strata_unit_tests" --gtest_brief=1 >"$build/unit-shard-$i.log" 2>&1 &
+      pids+=($!)
+    done
+    failed=0
+    for ((i = 0; i < shards; i++)); do
+      wait "${pids[$i]}" || failed=1
+      echo "-- unit tests, shard $i of $shards:"
+      cat "$build/unit-shard-$i.log"
+    done
+    [[ $failed == 0 ]] || { echo "asan: unit tests failed" >&2; exit 1; }
   fi
   if [[ $stage == all || $stage == fuzz ]]; then
     stamp "asan: fuzz replay"
@@ -49,7 +66,7 @@ asan)
     (cd "$root/tests/integration" &&
       STRATA_BIN="$build/strata" STRATA_SANITIZED=1 \
         ASAN_OPTIONS="$ASAN_OPTIONS:log_exe_name=0" \
-        /usr/bin/python3 -m unittest ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit test_notify test_access_logging})
+        /usr/bin/python3 parallel.py ${STRATA_ASAN_IT:-test_bad_input test_post_object test_checksums test_versioning test_object_lock test_iam test_acl test_tls test_encryption test_tiers test_remote_tier test_archive_tier test_audit test_notify test_access_logging})
   fi
   ;;
 tsan)
