@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "ec/erasure_code.h"
+#include "net.h"
 #include "server_process.h"
 #include "workload.h"
 
@@ -240,6 +242,108 @@ void MeasureCode(const CaseOptions& opt, int k, int m, Report& report) {
   });
 }
 
+// Deletes the lost drives' shards of the large objects: the files under their
+// shard directories of at least `min_bytes` (the 4 KiB objects' shards are far
+// smaller, and stay).
+void DeleteLargeShards(const ServerProcess& process, uint64_t min_bytes) {
+  for (int lost : kLostDrives) {
+    const fs::path shards = fs::path(process.drive_dirs().at(lost)) / "shards";
+    std::error_code error;
+    for (auto it = fs::recursive_directory_iterator(shards, error);
+         !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+      std::error_code size_error;
+      if (it->is_regular_file(size_error) && it->file_size(size_error) >= min_bytes) {
+        fs::remove(it->path(), size_error);
+      }
+    }
+    if (error) throw BenchError("walking " + shards.string() + ": " + error.message());
+  }
+}
+
+// Background heal work until stopped: deletes the lost drives' shards of
+// `key`, opens it (a 1-byte ranged GET: the server queues it for healing on
+// open) and waits for the healer to finish, back to back.
+class HealLoop {
+ public:
+  HealLoop(const Target& target, const ServerProcess& process, const std::string& key,
+           uint64_t min_bytes)
+      : thread_([this, &target, &process, key, min_bytes] {
+          try {
+            auto client = target.NewClient();
+            while (!stop_.load()) {
+              DeleteLargeShards(process, min_bytes);
+              S3Request req("GET", ObjectPath(kBucket, key));
+              req.extra_headers.push_back({"Range", "bytes=0-0"});
+              ExpectStatus(client->Send(req, ""), 206, "GET bytes=0-0 of the healed object");
+              WaitForHealerIdle(target);
+              heals_.fetch_add(1);
+            }
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "[s3bench] ec: the heal loop failed: %s\n", e.what());
+            failed_.store(true);
+          }
+        }) {}
+  ~HealLoop() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  bool failed() const { return failed_.load(); }
+  int heals() const { return heals_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false}, failed_{false};
+  std::atomic<int> heals_{0};
+  std::thread thread_;
+};
+
+// Tail isolation from the healer: 4 KiB GETs at c=16 on the pool alone, then
+// while the healer rebuilds two shards of a large object back to back (the
+// healer runs at the bulk priority and holds no id lock while it rebuilds:
+// docs/formats/shard-file.md, "Heal"). Runs alternate alone / healing.
+void MeasureSmallGetsBesideHeal(const CaseOptions& opt, const Server& pool,
+                                const ServerProcess& process, const std::string& shape, int k,
+                                Report& report) {
+  constexpr int kConcurrency = 16;
+  const uint64_t size = opt.ec_bytes;
+  const std::string c = std::to_string(kConcurrency);
+  Row& alone = report.Add("ec_get4k_alone", shape + ": GET 4 KiB c=" + c + " alone (p99)",
+                          Unit::kMicroseconds);
+  Row& healing = report.Add(
+      "ec_get4k_healing",
+      shape + ": GET 4 KiB c=" + c + " while 2 shards of " + SizeLabel(size) +
+          " are rebuilt back to back (p99)",
+      Unit::kMicroseconds, Comparison{{"ec_get4k_alone"}, "p99 alone", 3.0, true, true});
+  PopulateSmallGetKeys(pool.target, opt.small_get_keys);
+  const std::string key = "ec-healed";
+  {
+    S3Request req("PUT", ObjectPath(kBucket, key));
+    req.body_size = size;
+    ExpectStatus(pool.target.NewClient()->SendStreaming(req, PatternBody(0, size)), 200,
+                 "PUT the object to heal");
+  }
+  auto small_gets = [&] {
+    TimedResult r = TimedSmallGets(pool.target, kConcurrency, opt.duration_s, opt.small_get_keys);
+    return RunFigure{r.PercentileUs(0.99), r.PercentileUs(0.50), r.PercentileUs(0.99)};
+  };
+  int heals = 0;
+  for (int run = 0; run < opt.runs; ++run) {
+    report.MeasureRun(alone, run, opt.runs, [&](int) { return small_gets(); });
+    report.MeasureRun(healing, run, opt.runs, [&](int) {
+      HealLoop loop(pool.target, process, key, size / (2 * k));
+      RunFigure figure = small_gets();
+      loop.Stop();
+      if (loop.failed()) throw BenchError("ec: the heal loop failed");
+      if (loop.heals() == 0) throw BenchError("ec: no heal finished during the timed GETs");
+      heals += loop.heals();
+      return figure;
+    });
+  }
+  report.AddNote("ec: " + std::to_string(heals) + " heals of " + SizeLabel(size) +
+                 " (2 shards each) finished beside the 4 KiB GETs");
+  Delete(pool.target, key);
+}
+
 }  // namespace
 
 void RunErasureCoding(const CaseOptions& opt, const std::string& strata_binary, Report& report) {
@@ -345,6 +449,7 @@ void RunErasureCoding(const CaseOptions& opt, const std::string& strata_binary, 
     WaitForHealerIdle(pool.target);  // untimed: the heal the last degraded GET started
     if (!pool_key.empty()) Delete(pool.target, pool_key);
   }
+  MeasureSmallGetsBesideHeal(opt, pool, *pool_process, shape, k, report);
   S3Response heal = pool.target.NewClient()->Send({"GET", "/_strata/admin/heal-status"}, "");
   std::fprintf(stderr, "[s3bench] ec: pool heal-status at the end: %s\n", heal.body.c_str());
 }

@@ -20,7 +20,9 @@ namespace strata::bench {
 // ec_put_1, ec_get_1, ec_put_pool, ec_get_pool, ec_get_degraded (bytes per
 // second, each run repeating its request for --duration-s of timed time);
 // the same five with suffix _cpu (bytes per CPU-second of the server
-// process). `strata_binary` is started twice; both servers run side by side
+// process); ec_get4k_alone and ec_get4k_healing (p99 of 4 KiB GETs at c=16 on
+// the pool, alone and while the healer rebuilds two shards of an object of
+// the group's size back to back). `strata_binary` is started twice; both servers run side by side
 // and the runs of all rows are interleaved, so that load drift on a shared
 // machine hits both alike. Throws BenchError if a server does not start.
 void RunErasureCoding(const CaseOptions& opt, const std::string& strata_binary, Report& report);
