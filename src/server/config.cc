@@ -163,8 +163,8 @@ void AddServerOptions(CLI::App& app, Config& c) {
       ->capture_default_str();
   AddNumber(app, "--workers", c.workers, 1, 65536, "N", "S3 request worker threads");
   AddNumber(app, "--bulk-nice", c.bulk_nice, 0, 19, "N",
-            "nice increment of the threads that move bulk bytes for large GETs and PUTs, so small "
-            "requests go first on busy cores (0: none)");
+            "nice increment of the threads that move bulk bytes for large GETs and PUTs, and of "
+            "the healer, so small requests go first on busy cores (0: none)");
   app.add_option_function<std::string>(
          "--sigv2", [&c](const std::string& v) { c.sigv2 = v == "on"; },
          "accept AWS Signature Version 2 requests (off: 400 InvalidRequest)")
