@@ -24,9 +24,10 @@ namespace {
 
 // What a drive's <id> was when the heal opened it: whether there was one,
 // which file (io::ReadableFile::Identity: a file renamed over <id> since is
-// another, even one of the same bytes), its size and, where it checked out,
-// its header (which names its generation: an overwrite has a newer version
-// stamp; this alone decides where the file system cannot name files).
+// another, even one of the same bytes) and its size; only where the file
+// system cannot name files, its header too (which names its generation: an
+// overwrite has a newer version stamp). The check under the exclusive lock
+// then reads no header where identities exist.
 struct Seen {
   bool exists = false;
   std::string identity;
@@ -41,7 +42,7 @@ Seen Look(ErasureStoreImpl* store, ShardSlot& slot, int i, const std::string& id
   seen.exists = true;
   seen.identity = slot.file->Identity();
   seen.size = slot.file->Size();
-  if (store->CheckHeader(slot, i, id) || slot.header_checked) {
+  if (seen.identity.empty() && (store->CheckHeader(slot, i, id) || slot.header_checked)) {
     seen.header = EncodeShardHeader(slot.header);
   }
   return seen;
