@@ -256,6 +256,19 @@ def read_modelexpress(client, bucket, shards, sizes, in_flight, shape, truth):
         return sum(pool.map(one, jobs))
 
 
+def python_http(fn):
+    """fn() with the loader's pure-Python HTTP path (strata.s3http without strata_http)."""
+    old = os.environ.get("STRATA_LOADER_NATIVE_HTTP")
+    os.environ["STRATA_LOADER_NATIVE_HTTP"] = "0"
+    try:
+        return fn()
+    finally:
+        if old is None:
+            del os.environ["STRATA_LOADER_NATIVE_HTTP"]
+        else:
+            os.environ["STRATA_LOADER_NATIVE_HTTP"] = old
+
+
 def process_cpu_s(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
@@ -392,7 +405,8 @@ def run(a, server, work):
 
     kv_uri = store_in_kv(a, files, shards)
     print(f"checkpoint: {a.shards} shards, {total / 1e9:.3f} GB; {a.runs} runs per case, "
-          f"interleaved; strata {a.strata}; {os.cpu_count()} CPUs", flush=True)
+          f"interleaved; strata {a.strata}; {os.cpu_count()} CPUs; loader HTTP path: "
+          f"{'native (strata_http)' if client.native else 'http.client'}", flush=True)
     read_local(paths)  # warm the page cache, and strata's data files
     read_loader(uri, kw, False, a.in_flight)
     cases = {
@@ -401,6 +415,9 @@ def run(a, server, work):
         "local pread x8 (warm)": lambda: timed(total, lambda: read_local(paths)),
         f"loader {a.in_flight} in flight (warm)": lambda: timed(
             total, lambda: read_loader(uri, kw, a.tensors, a.in_flight)),
+        **({f"loader {a.in_flight} in flight, http.client (warm)": lambda: timed(
+            total, lambda: python_http(lambda: read_loader(uri, kw, a.tensors, a.in_flight)))}
+           if client.native else {}),
         **({f"loader over KV {a.in_flight} in flight (warm)": lambda: timed(
             total, lambda: read_loader(kv_uri, kv_kw, a.tensors, a.in_flight))} if kv_uri else {}),
         **({f"loader -> {a.device}, pinned ring": lambda: timed(
@@ -453,6 +470,9 @@ def run(a, server, work):
     print(f"  loader warm / boto3 defaults         {ld / med['boto3 download_fileobj defaults']:6.2f} x   (>= 3 x)")
     print(f"  loader warm / aws s3 cp              {ld / med['aws s3 cp --recursive']:6.2f} x")
     print(f"  loader warm / local pread warm       {100 * ld / med['local pread x8 (warm)']:6.1f} %")
+    if client.native:
+        lp = med[f"loader {a.in_flight} in flight, http.client (warm)"]
+        print(f"  loader native HTTP / http.client     {ld / lp:6.2f} x")
     if kv_uri:
         lk = med[f"loader over KV {a.in_flight} in flight (warm)"]
         print(f"  loader over KV / over HTTP, warm     {lk / ld:6.2f} x")

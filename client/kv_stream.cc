@@ -45,6 +45,19 @@ class Plain : public Stream {
     return KvStatus::OK();
   }
 
+  KvStatus RecvSome(void* buf, size_t n, size_t* got) override {
+    while (true) {
+      ssize_t r = ::recv(fd_, buf, n, 0);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Errno("recv");
+      }
+      if (r == 0) return IoError("connection closed by the server");
+      *got = static_cast<size_t>(r);
+      return KvStatus::OK();
+    }
+  }
+
   KvStatus SendIov(std::vector<iovec>& iov) override {
     size_t first = 0;
     while (first < iov.size()) {
@@ -110,6 +123,10 @@ class Tls : public Stream {
     return Transfer(/*send=*/false, static_cast<char*>(buf), n);
   }
 
+  KvStatus RecvSome(void* buf, size_t n, size_t* got) override {
+    return Transfer(/*send=*/false, static_cast<char*>(buf), n, got);
+  }
+
   KvStatus SendIov(std::vector<iovec>& iov) override {
     std::vector<std::string_view> ranges;
     ranges.reserve(iov.size());
@@ -146,8 +163,9 @@ class Tls : public Stream {
   KvStatus Write(const char* p, size_t n) { return Transfer(/*send=*/true, const_cast<char*>(p), n); }
 
   // Moves exactly n bytes (send: from p, else into p), one OpenSSL call at a
-  // time under mu_, waiting for the socket outside it.
-  KvStatus Transfer(bool send, char* p, size_t n) {
+  // time under mu_, waiting for the socket outside it. With `some`: returns
+  // once at least one byte moved (their count in *some).
+  KvStatus Transfer(bool send, char* p, size_t n, size_t* some = nullptr) {
     const char* what = send ? "send" : "recv";
     while (n > 0) {
       Result<TlsIo::Step> step = [&] {
@@ -158,6 +176,10 @@ class Tls : public Stream {
       if (step->closed) return IoError("connection closed by the server");
       p += step->n;
       n -= step->n;
+      if (some != nullptr && step->n > 0) {
+        *some = step->n;
+        return KvStatus::OK();
+      }
       if (step->n == 0) {
         Status st = TlsIo::Wait(fd_, step->want, timeout_ms_);
         if (st.code() == Code::kDeadlineExceeded) return IoError(std::string(what) + ": timed out");

@@ -24,6 +24,8 @@ class Stream {
   // Exactly n bytes; kIoError on the end of the stream, an error or the
   // timeout (set at connect).
   virtual KvStatus RecvExact(void* buf, size_t n) = 0;
+  // At least one byte and at most n (*got); kIoError as RecvExact.
+  virtual KvStatus RecvSome(void* buf, size_t n, size_t* got) = 0;
   // Every byte of the ranges, in order (the vector is consumed).
   virtual KvStatus SendIov(std::vector<iovec>& iov) = 0;
   // > 0: a receive would not wait; 0: nothing within timeout_ms; < 0: a poll

@@ -408,6 +408,18 @@ def main():
     write("meta_keys", "upload", ctl([1]) + b"Ubucket\0a/b\0" + b"0123456789abcdef" * 2)
     write("meta_keys", "part", ctl([2]) + b"P" + b"0123456789abcdef" * 2 + struct.pack(">I", 7))
 
+    # http_range: the byte stream an endpoint sends the loader's native range reader
+    # (client/http/http_range.h): replies to three GETs of 64 bytes.
+    body = bytes(range(64))
+    ok = (b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-63/100\r\n"
+          b"Content-Length: 64\r\nETag: \"e\"\r\n\r\n" + body)
+    err = (b"HTTP/1.1 404 Not Found\r\nContent-Type: application/xml\r\nContent-Length: 60\r\n\r\n"
+           b"<Error><Code>NoSuchKey</Code><Message>gone</Message></Error>")
+    write("http_range", "two_ranges", ok + ok)
+    write("http_range", "error_then_range", err + ok)
+    write("http_range", "short_prefix", ok + b"HTTP/1.1 206 Partial Content\r\nContent-Length: 3\r\n\r\nabc")
+    write("http_range", "chunked", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n")
+    write("http_range", "close", b"HTTP/1.0 206 Partial Content\r\nContent-Length: 64\r\n\r\n" + body)
     # remote_replies: first byte % 5 the parser (remote/s3_replies.h, the remote footer).
     write("remote_replies", "error", bytes([0]) + b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code>"
           b"<Message>gone</Message></Error>")

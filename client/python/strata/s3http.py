@@ -7,8 +7,15 @@ into the caller's memoryview) and lets botocore do what botocore is good at: Sig
 and finding the credentials. Every reply is checked: 206 with exactly the Content-Range and
 Content-Length asked for, and the ETag the load pinned; a recv that makes no progress for
 `stall_timeout` seconds fails the request, which the caller retries.
+
+Where the native module `strata_http` (client/http/http_range.h, built next to `strata_kv`) can be
+imported, each exchange after the signing runs there instead, with the GIL released from the
+send to the last byte of the body: http.client takes the GIL back for every receive, and
+with 32 loader threads they spent their time queueing for it. STRATA_LOADER_NATIVE_HTTP=0
+keeps the pure-Python path. The replies are checked the same way on both.
 """
 import http.client
+import os
 import re
 import threading
 import urllib.parse
@@ -16,6 +23,21 @@ import xml.etree.ElementTree as ET
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
+
+_native = None
+
+
+def _native_module():
+    """strata_http, if it can be imported (looked for again until it is found: a caller may
+    put its build directory on sys.path after importing this module)."""
+    global _native
+    if _native is None:
+        try:
+            import strata_http
+            _native = strata_http
+        except ImportError:
+            pass
+    return _native
 
 
 class S3Error(Exception):
@@ -55,6 +77,9 @@ class RangeClient:
         self._all = []
         self._all_lock = threading.Lock()
         self.endpoint_url = f"{u.scheme}://{u.netloc}"
+        # The native exchange (module docstring), unless it is missing or turned off.
+        self.native = (os.environ.get("STRATA_LOADER_NATIVE_HTTP", "1") != "0" and
+                       _native_module() is not None)
 
     def close(self):
         with self._all_lock:
@@ -77,6 +102,7 @@ class RangeClient:
         if c is not None:
             c.close()
             self._local.conn = None
+        self._local.native = None
 
     def _signed(self, bucket, key, query, headers):
         path = "/" + urllib.parse.quote(bucket, safe="") + "/" + urllib.parse.quote(key, safe="/~")
@@ -96,6 +122,25 @@ class RangeClient:
         except (OSError, http.client.HTTPException) as e:
             self._drop()
             raise RetryableError(f"{what}: {e}") from None
+
+    def _exchange(self, bucket, key, query, headers, what, dest, exact):
+        """The native path: one signed GET on this thread's native connection; a 200/206 body
+        that fits (exactly len(dest) bytes if `exact`, else at most) lands in dest."""
+        target, signed = self._signed(bucket, key, query, headers)
+        head = (f"GET {target} HTTP/1.1\r\n" +
+                "".join(f"{k}: {v}\r\n" for k, v in signed.items()) + "\r\n")
+        conn = getattr(self._local, "native", None)
+        try:
+            if conn is None or not conn.usable:
+                conn = _native.Connection(self._host, self._port, max(1, int(self._stall * 1000)),
+                                          tls=self._scheme == "https",
+                                          server_name=self._host)
+                self._local.native = conn
+            status, hdrs, body, filled = conn.exchange(head.encode("latin-1"), dest, exact)
+        except (OSError, ValueError) as e:  # strata_http.Error is a ConnectionError
+            self._local.native = None
+            raise RetryableError(f"{what}: {e}") from None
+        return _NativeReply(status, hdrs, body, filled)
 
     @staticmethod
     def _fill(resp, dest, what):
@@ -120,32 +165,45 @@ class RangeClient:
         if etag:
             headers["If-Match"] = etag
         what = f"GET {key} bytes {start}+{n}"
+        if self.native:
+            resp = self._exchange(bucket, key, query, headers, what, dest, True)
+            reply = self._check_range(resp, key, start, n, total, etag, what)
+            if resp.filled != n:  # the checks above passed, so the body was cut short
+                raise RetryableError(f"{what}: body not received")
+            return reply
         resp = self._send(bucket, key, query, headers, what)
         try:
-            if resp.status != 206:
-                raise _error(resp.status, resp.read(64 << 10), what)
-            m = _RANGE.match(resp.getheader("Content-Range", ""))
-            length = int(resp.getheader("Content-Length", "-1"))
-            if not m:
-                raise S3Error(206, "", f"GET {key}: reply has no valid Content-Range")
-            r_start, r_end, size = int(m[1]), int(m[2]) + 1, int(m[3])
-            if total is not None and size != total:
-                raise S3Error(206, "SizeChanged", f"{key} is {size} bytes now, {total} when the "
-                              "load began")
-            if r_start != start or r_end != start + n or length != n:
-                raise S3Error(206, "ShortRange", f"GET {key} bytes {start}+{n}: got "
-                              f"{resp.getheader('Content-Range')} ({length} bytes) of {size}")
-            got_etag = resp.getheader("ETag")
-            if etag and got_etag != etag:
-                raise S3Error(206, "ETagChanged", f"{key}: ETag {got_etag}, pinned {etag}")
+            reply = self._check_range(resp, key, start, n, total, etag, what)
             self._fill(resp, dest, what)
-            return RangeReply(r_start, r_end, size, got_etag, resp.getheader("x-amz-version-id"))
+            return reply
         except (OSError, http.client.HTTPException) as e:  # socket.timeout: a stall
             self._drop()
             raise RetryableError(f"{what}: {e}") from None
         except BaseException:
             self._drop()  # a half-read reply leaves the connection unusable
             raise
+
+    @staticmethod
+    def _check_range(resp, key, start, n, total, etag, what):
+        """The reply to a ranged GET of [start, start + n), as the loader needs it: 206 with
+        exactly that Content-Range and Content-Length, the pinned size and ETag."""
+        if resp.status != 206:
+            raise _error(resp.status, resp.read(64 << 10), what)
+        m = _RANGE.match(resp.getheader("Content-Range", ""))
+        length = int(resp.getheader("Content-Length", "-1"))
+        if not m:
+            raise S3Error(206, "", f"GET {key}: reply has no valid Content-Range")
+        r_start, r_end, size = int(m[1]), int(m[2]) + 1, int(m[3])
+        if total is not None and size != total:
+            raise S3Error(206, "SizeChanged", f"{key} is {size} bytes now, {total} when the "
+                          "load began")
+        if r_start != start or r_end != start + n or length != n:
+            raise S3Error(206, "ShortRange", f"GET {key} bytes {start}+{n}: got "
+                          f"{resp.getheader('Content-Range')} ({length} bytes) of {size}")
+        got_etag = resp.getheader("ETag")
+        if etag and got_etag != etag:
+            raise S3Error(206, "ETagChanged", f"{key}: ETag {got_etag}, pinned {etag}")
+        return RangeReply(r_start, r_end, size, got_etag, resp.getheader("x-amz-version-id"))
 
     def get_prefix(self, bucket, key, dest):
         """The first len(dest) bytes of an object, or all of it if it is shorter: returns
@@ -154,33 +212,62 @@ class RangeClient:
         n = len(dest)
         headers = {"Range": f"bytes=0-{n - 1}", "Host": self._netloc}
         what = f"GET {key} head probe"
+        if self.native:
+            resp = self._exchange(bucket, key, {}, headers, what, dest, False)
+            got, reply = self._check_prefix(resp, key, n)
+            if resp.filled != got:
+                raise S3Error(resp.status, "ShortRange", f"GET {key}: {resp.filled} body bytes "
+                              f"for {got} in the reply's range")
+            return got, reply
         resp = self._send(bucket, key, {}, headers, what)
         try:
-            if resp.status == 416:  # an empty object has no byte 0
-                resp.read()
-                return 0, RangeReply(0, 0, 0, resp.getheader("ETag"),
-                                     resp.getheader("x-amz-version-id"))
-            if resp.status not in (200, 206):
-                raise _error(resp.status, resp.read(64 << 10), f"GET {key}")
-            if resp.status == 206:
-                m = _RANGE.match(resp.getheader("Content-Range", ""))
-                if not m or int(m[1]) != 0:
-                    raise S3Error(206, "", f"GET {key}: reply has no valid Content-Range")
-                size = int(m[3])
-                want = int(m[2]) + 1
+            want, reply = self._check_prefix(resp, key, n)
+            if want:
+                self._fill(resp, dest[:want], what)
             else:
-                size = want = int(resp.getheader("Content-Length", "-1"))
-            if want > n:
-                raise S3Error(resp.status, "ShortRange", f"GET {key}: {want} bytes for {n} asked")
-            self._fill(resp, dest[:want], what)
-            return want, RangeReply(0, want, size, resp.getheader("ETag"),
-                                    resp.getheader("x-amz-version-id"))
+                resp.read()
+            return want, reply
         except (OSError, http.client.HTTPException) as e:
             self._drop()
             raise RetryableError(f"{what}: {e}") from None
         except BaseException:
             self._drop()
             raise
+
+    @staticmethod
+    def _check_prefix(resp, key, n):
+        """(bytes the reply to a probe of n bytes carries, RangeReply)."""
+        if resp.status == 416:  # an empty object has no byte 0
+            return 0, RangeReply(0, 0, 0, resp.getheader("ETag"),
+                                 resp.getheader("x-amz-version-id"))
+        if resp.status not in (200, 206):
+            raise _error(resp.status, resp.read(64 << 10), f"GET {key}")
+        if resp.status == 206:
+            m = _RANGE.match(resp.getheader("Content-Range", ""))
+            if not m or int(m[1]) != 0:
+                raise S3Error(206, "", f"GET {key}: reply has no valid Content-Range")
+            size = int(m[3])
+            want = int(m[2]) + 1
+        else:
+            size = want = int(resp.getheader("Content-Length", "-1"))
+        if want > n or want < 0:
+            raise S3Error(resp.status, "ShortRange", f"GET {key}: {want} bytes for {n} asked")
+        return want, RangeReply(0, want, size, resp.getheader("ETag"),
+                                resp.getheader("x-amz-version-id"))
+
+
+class _NativeReply:
+    """strata_http's reply, read like an http.client response by the checks."""
+    __slots__ = ("status", "_headers", "_body", "filled")
+
+    def __init__(self, status, headers, body, filled):
+        self.status, self._headers, self._body, self.filled = status, headers, body, filled
+
+    def getheader(self, name, default=None):
+        return self._headers.get(name.lower(), default)
+
+    def read(self, n=-1):
+        return self._body if n < 0 else self._body[:n]
 
 
 def _error(status, body, what):
