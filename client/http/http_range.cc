@@ -65,6 +65,10 @@ std::unique_ptr<HttpRangeConnection> HttpRangeConnection::OverSocket(int fd) {
   return std::unique_ptr<HttpRangeConnection>(new HttpRangeConnection(PlainStream(fd, 0)));
 }
 
+void HttpRangeConnection::Shutdown() {
+  if (stream_) stream_->Shutdown();
+}
+
 void HttpRangeConnection::Drop() {
   if (stream_) stream_->Close();
   stream_.reset();
@@ -75,48 +79,64 @@ KvStatus HttpRangeConnection::Fail(KvStatus s) {
   return s;
 }
 
-// Receives until Beast has the whole head; bytes after it (the body's first)
-// go to *early.
-KvStatus HttpRangeConnection::ReadHead(HttpReply* reply, std::string* early) {
-  bhttp::response_parser<bhttp::empty_body> parser;
-  parser.header_limit(static_cast<std::uint32_t>(kMaxHead));
-  parser.skip(true);  // the body is read below, not by the parser
+// Receives until Beast has the whole head of the final reply; bytes after it
+// (the body's first) go to *early, whether the connection stays open to
+// *keep_alive. Interim 1xx heads (100 Continue, 103 Early Hints) are read
+// past, as http.client does, at most kMaxInterim of them; a 101 (a switch of
+// protocol nobody asked for) is refused.
+KvStatus HttpRangeConnection::ReadHead(HttpReply* reply, std::string* early, bool* keep_alive) {
   std::string buf;
-  size_t parsed = 0;
-  while (true) {
-    size_t old = buf.size();
-    if (old >= kMaxHead + 1) return Fail(Protocol("reply head larger than 64 KiB"));
-    buf.resize(std::min(old + 16384, kMaxHead + 1));
-    size_t got = 0;
-    KvStatus s = stream_->RecvSome(buf.data() + old, buf.size() - old, &got);
-    if (!s.ok()) return Fail(s);
-    buf.resize(old + got);
-    boost::system::error_code ec;
-    while (parsed < buf.size() && !parser.is_header_done()) {
-      size_t used = parser.put(boost::asio::buffer(buf.data() + parsed, buf.size() - parsed), ec);
-      parsed += used;
-      if (ec == bhttp::error::need_more) {
-        ec = {};
-        break;
+  for (int interim = 0;; ++interim) {
+    bhttp::response_parser<bhttp::empty_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(kMaxHead));
+    parser.skip(true);  // the body is read by Exchange, not by the parser
+    size_t parsed = 0;
+    bool fresh = !buf.empty();  // bytes left over from an interim head: parse them first
+    while (true) {
+      if (!fresh) {
+        size_t old = buf.size();
+        if (old >= kMaxHead + 1) return Fail(Protocol("reply head larger than 64 KiB"));
+        buf.resize(std::min(old + 16384, kMaxHead + 1));
+        size_t got = 0;
+        KvStatus s = stream_->RecvSome(buf.data() + old, buf.size() - old, &got);
+        if (!s.ok()) return Fail(s);
+        buf.resize(old + got);
       }
-      if (ec) return Fail(Protocol("reply head: " + ec.message()));
-      if (used == 0) break;
+      fresh = false;
+      boost::system::error_code ec;
+      while (parsed < buf.size() && !parser.is_header_done()) {
+        size_t used = parser.put(boost::asio::buffer(buf.data() + parsed, buf.size() - parsed), ec);
+        parsed += used;
+        if (ec == bhttp::error::need_more) {
+          ec = {};
+          break;
+        }
+        if (ec) return Fail(Protocol("reply head: " + ec.message()));
+        if (used == 0) break;
+      }
+      if (parser.is_header_done()) break;
     }
-    if (parser.is_header_done()) break;
+    const auto& head = parser.get();
+    const int status = static_cast<int>(head.result_int());
+    if (status == 101) return Fail(Protocol("reply 101: the server switched protocols"));
+    if (status >= 100 && status < 200) {
+      if (interim + 1 >= kMaxInterim) return Fail(Protocol("too many interim (1xx) replies"));
+      buf.erase(0, parsed);  // the next head starts here
+      continue;
+    }
+    reply->status = status;
+    for (const auto& field : head) {
+      reply->headers.emplace_back(Lower(std::string_view(field.name_string().data(),
+                                                         field.name_string().size())),
+                                  std::string(field.value().data(), field.value().size()));
+    }
+    const bool framed = !parser.chunked() && parser.content_length().has_value();
+    // Unknown (chunked, or until the connection closes): never read into the buffer.
+    reply->content_length = framed ? *parser.content_length() : UINT64_MAX;
+    *keep_alive = head.keep_alive();
+    early->assign(buf, parsed, std::string::npos);
+    return KvStatus::OK();
   }
-  const auto& head = parser.get();
-  reply->status = static_cast<int>(head.result_int());
-  for (const auto& field : head) {
-    reply->headers.emplace_back(Lower(std::string_view(field.name_string().data(),
-                                                       field.name_string().size())),
-                                std::string(field.value().data(), field.value().size()));
-  }
-  const bool framed = !parser.chunked() && parser.content_length().has_value();
-  reply->content_length = framed ? *parser.content_length() : 0;
-  if (!framed) reply->content_length = UINT64_MAX;  // unknown: read until close, or chunked
-  if (!head.keep_alive()) reply->headers.emplace_back("connection", "close");
-  early->assign(buf, parsed, std::string::npos);
-  return KvStatus::OK();
 }
 
 KvStatus HttpRangeConnection::Exchange(std::string_view head, char* dest, size_t dest_len,
@@ -126,12 +146,13 @@ KvStatus HttpRangeConnection::Exchange(std::string_view head, char* dest, size_t
   std::vector<iovec> iov{{const_cast<char*>(head.data()), head.size()}};
   if (KvStatus s = stream_->SendIov(iov); !s.ok()) return Fail(s);
   std::string early;
-  if (KvStatus s = ReadHead(reply, &early); !s.ok()) return s;
-  const bool close = reply->Header("connection") != nullptr;
+  bool keep_alive = true;
+  if (KvStatus s = ReadHead(reply, &early, &keep_alive); !s.ok()) return s;
+  const bool close = !keep_alive;
   const int st = reply->status;
   const uint64_t n = reply->content_length;
   const bool known = n != UINT64_MAX;
-  const bool no_body = st == 204 || st == 304 || (st >= 100 && st < 200);
+  const bool no_body = st == 204 || st == 304;
   if (no_body) {
     reply->content_length = 0;
     reply->body_read = true;

@@ -55,6 +55,7 @@ class HttpRangeConnection {
  public:
   static constexpr size_t kMaxHead = 64 << 10;       // the reply head, at most
   static constexpr size_t kMaxOtherBody = 64 << 10;  // a body not for the destination
+  static constexpr int kMaxInterim = 8;  // 1xx heads read past before the reply, at most
 
   static KvStatus Connect(const HttpConnectOptions& options,
                           std::unique_ptr<HttpRangeConnection>* out);
@@ -64,7 +65,7 @@ class HttpRangeConnection {
   ~HttpRangeConnection();
 
   // Sends `head` (a complete request head without a body: request line,
-  // headers, blank line) and reads the reply. A 200 or 206 body goes into
+  // headers, blank line) and reads the reply (past any interim 1xx heads). A 200 or 206 body goes into
   // `dest` when it fits -- exactly dest_len bytes if `exact`, at most dest_len
   // otherwise; a 2xx body that does not fit is not read (body_read false, the
   // connection closed). Any other reply's body up to kMaxOtherBody goes into
@@ -73,10 +74,15 @@ class HttpRangeConnection {
                     HttpReply* reply);
 
   bool usable() const { return stream_ != nullptr; }
+  // Closes the socket now (not while an Exchange runs); usable() is then false.
+  void Close() { Drop(); }
+  // Ends both directions of the socket (any thread, also during an Exchange,
+  // which then fails with kIoError and closes it).
+  void Shutdown();
 
  private:
   explicit HttpRangeConnection(std::unique_ptr<Stream> stream);
-  KvStatus ReadHead(HttpReply* reply, std::string* early);
+  KvStatus ReadHead(HttpReply* reply, std::string* early, bool* keep_alive);
   KvStatus Fail(KvStatus s);
   void Drop();
 

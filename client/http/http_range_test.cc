@@ -260,5 +260,44 @@ TEST(HttpRangeTest, RepliesThatEndTheConnectionAreReadAndItIsClosed) {
   }
 }
 
+// Interim 1xx heads are read past, in the same packet as the reply or apart;
+// Connection: keep-alive keeps the connection; a 101 is refused.
+TEST(HttpRangeTest, InterimRepliesAreSkippedAndKeepAliveKeepsTheConnection) {
+  Peer peer([](int fd) {
+    ReadHead(fd);
+    WriteAll(fd, "HTTP/1.1 100 Continue\r\n\r\n" + Reply206("0123456789"));
+    ReadHead(fd);
+    WriteAll(fd, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    WriteAll(fd, "HTTP/1.1 206 Partial Content\r\nConnection: keep-alive\r\n"
+                 "Content-Length: 10\r\n\r\nabcdefghij");
+    ReadHead(fd);
+    WriteAll(fd, Reply206("ABCDEFGHIJ"));
+  });
+  auto c = peer.Connect();
+  char dest[10];
+  HttpReply reply;
+  ASSERT_TRUE(c->Exchange(kHead, dest, sizeof(dest), true, &reply).ok());
+  EXPECT_EQ(reply.status, 206);
+  EXPECT_EQ(std::string(dest, 10), "0123456789");
+  ASSERT_TRUE(c->usable());
+  ASSERT_TRUE(c->Exchange(kHead, dest, sizeof(dest), true, &reply).ok());
+  EXPECT_EQ(std::string(dest, 10), "abcdefghij");
+  EXPECT_EQ(reply.Header("link"), nullptr);  // the interim head's fields are not the reply's
+  ASSERT_TRUE(c->usable()) << "Connection: keep-alive must not close the connection";
+  ASSERT_TRUE(c->Exchange(kHead, dest, sizeof(dest), true, &reply).ok());
+  EXPECT_EQ(std::string(dest, 10), "ABCDEFGHIJ");
+}
+
+TEST(HttpRangeTest, ASwitchOfProtocolsIsRefused) {
+  Peer peer(std::string("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n") +
+            Reply206("0123456789"));
+  auto c = peer.Connect();
+  char dest[10];
+  HttpReply reply;
+  EXPECT_EQ(c->Exchange(kHead, dest, sizeof(dest), true, &reply).code(), KvCode::kProtocolError);
+  EXPECT_FALSE(c->usable());
+}
+
 }  // namespace
 }  // namespace strata::kv

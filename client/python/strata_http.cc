@@ -8,13 +8,15 @@
 // buffer (a memoryview slice of the loader's group buffer); a 200/206 body
 // that fits lands there (`filled` bytes), with the GIL released from the send
 // to the last byte. `headers`: a dict of lower-case names; `body`: the bytes
-// of any other reply (at most 64 KiB). Transport failures raise
+// of any other reply (at most 64 KiB). close() closes the socket (from any
+// thread: one in exchange() then fails). Transport failures raise
 // strata_http.Error (a ConnectionError; .code_name "IO_ERROR",
 // "PROTOCOL_ERROR", "CLOSED"); the connection is then closed.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "http_range.h"
@@ -64,29 +66,47 @@ class Connection {
     if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1) {
       throw py::value_error("dest must be a contiguous byte buffer");
     }
+    if (busy_) throw std::runtime_error("strata_http.Connection used by two threads at once");
     HttpReply reply;
     KvStatus s;
+    busy_ = true;  // set and cleared with the GIL held, as close() reads it
     {
       py::gil_scoped_release release;
       s = conn_->Exchange(h, static_cast<char*>(info.ptr), static_cast<size_t>(info.size), exact,
                           &reply);
     }
+    busy_ = false;
     if (!s.ok()) Raise(s);
     py::dict headers;
     for (const auto& [k, v] : reply.headers) {
       // Latin-1, as http.client decodes header values: any byte is a character.
+      // A repeated field is joined with ", " as http.client's getheader joins it, so that
+      // two ETags or Content-Ranges fail the checks on both paths alike.
       py::str key = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(k.data(), k.size(), nullptr));
-      if (!headers.contains(key)) {
-        headers[key] = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(v.data(), v.size(), nullptr));
+      py::str value = py::reinterpret_steal<py::str>(PyUnicode_DecodeLatin1(v.data(), v.size(), nullptr));
+      if (headers.contains(key)) {
+        headers[key] = py::str(headers[key]) + py::str(", ") + value;
+      } else {
+        headers[key] = value;
       }
     }
     return py::make_tuple(reply.status, headers, py::bytes(reply.body), reply.into_dest);
   }
 
   bool usable() const { return conn_->usable(); }
+  // During another thread's exchange(): shuts the socket down (that exchange fails and
+  // closes it); otherwise closes it.
+  void Close() {
+    if (busy_) {
+      conn_->Shutdown();
+    } else {
+      conn_->Close();
+    }
+  }
 
  private:
   std::unique_ptr<HttpRangeConnection> conn_;
+  bool busy_ = false;  // an exchange() is running (read and written with the GIL held)
 };
 
 }  // namespace
@@ -101,5 +121,6 @@ PYBIND11_MODULE(strata_http, m) {
            py::arg("ca_file") = "", py::arg("server_name") = "")
       .def("exchange", &Connection::Exchange, py::arg("head"), py::arg("dest"),
            py::arg("exact") = true)
-      .def_property_readonly("usable", &Connection::usable);
+      .def_property_readonly("usable", &Connection::usable)
+      .def("close", &Connection::Close);
 }

@@ -80,6 +80,12 @@ class NativeRangeClientTest(unittest.TestCase):
         c.get_range(self.bucket, "o", 8, memoryview(buf), etag=etag)
         self.assertEqual(bytes(buf), self.body[8:16])
 
+    def test_no_control_character_reaches_the_request_head(self):
+        c = self.client()
+        with self.assertRaises(ValueError):
+            c.get_range(self.bucket, "o", 0, memoryview(bytearray(8)),
+                        etag='"e"\r\nx-amz-meta-injected: 1')
+
     def test_probes_read_what_there_is(self):
         c = self.client()
         buf = bytearray(64 << 10)
@@ -95,6 +101,34 @@ class NativeRangeClientTest(unittest.TestCase):
             c = self.client(f"http://127.0.0.1:{port}")
             with self.assertRaises(s3http.RetryableError):
                 c.get_range(self.bucket, "o", 0, memoryview(bytearray(8)))
+
+    def test_close_from_another_thread_ends_a_waiting_exchange(self):
+        import socket
+        import threading
+        import time
+        silent = socket.socket()  # accepts (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        self.addCleanup(silent.close)
+        conn = strata_http.Connection("127.0.0.1", silent.getsockname()[1], timeout_ms=20000)
+        errors = []
+
+        def wait():
+            try:
+                conn.exchange(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", bytearray(8))
+            except strata_http.Error as e:
+                errors.append(e)
+
+        t = threading.Thread(target=wait)
+        t0 = time.monotonic()
+        t.start()
+        time.sleep(0.2)
+        conn.close()
+        t.join(5)
+        self.assertFalse(t.is_alive(), "close() must end the exchange, not the 20 s timeout")
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertEqual(len(errors), 1)
+        self.assertFalse(conn.usable)
 
     def test_the_module_rejects_bad_buffers(self):
         conn = strata_http.Connection("127.0.0.1", self.server.port)

@@ -53,6 +53,7 @@ class RetryableError(Exception):
 
 
 _RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)$")
+_UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no CR, LF or other control in a head
 
 
 class RangeReply:
@@ -102,7 +103,15 @@ class RangeClient:
         if c is not None:
             c.close()
             self._local.conn = None
-        self._local.native = None
+        self._drop_native()
+
+    def _drop_native(self):
+        """Closes this thread's native connection (a reply the checks refused may have left
+        its body unread: the next request must not read it as its own)."""
+        c = getattr(self._local, "native", None)
+        if c is not None:
+            c.close()
+            self._local.native = None
 
     def _signed(self, bucket, key, query, headers):
         path = "/" + urllib.parse.quote(bucket, safe="") + "/" + urllib.parse.quote(key, safe="/~")
@@ -127,8 +136,11 @@ class RangeClient:
         """The native path: one signed GET on this thread's native connection; a 200/206 body
         that fits (exactly len(dest) bytes if `exact`, else at most) lands in dest."""
         target, signed = self._signed(bucket, key, query, headers)
+        for k, v in signed.items():  # as http.client's putheader refuses them
+            if _UNSAFE.search(k) or _UNSAFE.search(v):
+                raise ValueError(f"{what}: header {k!r} has a control character")
         head = (f"GET {target} HTTP/1.1\r\n" +
-                "".join(f"{k}: {v}\r\n" for k, v in signed.items()) + "\r\n")
+                "".join(f"{k}: {v}\r\n" for k, v in signed.items()) + "\r\n").encode("latin-1")
         conn = getattr(self._local, "native", None)
         try:
             if conn is None or not conn.usable:
@@ -136,9 +148,11 @@ class RangeClient:
                                           tls=self._scheme == "https",
                                           server_name=self._host)
                 self._local.native = conn
-            status, hdrs, body, filled = conn.exchange(head.encode("latin-1"), dest, exact)
-        except (OSError, ValueError) as e:  # strata_http.Error is a ConnectionError
-            self._local.native = None
+                with self._all_lock:
+                    self._all.append(conn)
+            status, hdrs, body, filled = conn.exchange(head, dest, exact)
+        except (_native.Error, OSError) as e:  # refused, reset, stalled, TLS, not HTTP
+            self._drop_native()
             raise RetryableError(f"{what}: {e}") from None
         return _NativeReply(status, hdrs, body, filled)
 
@@ -167,10 +181,14 @@ class RangeClient:
         what = f"GET {key} bytes {start}+{n}"
         if self.native:
             resp = self._exchange(bucket, key, query, headers, what, dest, True)
-            reply = self._check_range(resp, key, start, n, total, etag, what)
-            if resp.filled != n:  # the checks above passed, so the body was cut short
-                raise RetryableError(f"{what}: body not received")
-            return reply
+            try:
+                reply = self._check_range(resp, key, start, n, total, etag, what)
+                if resp.filled != n:  # cannot be after the checks; never trust dest then
+                    raise RetryableError(f"{what}: body not received")
+                return reply
+            except BaseException:
+                self._drop_native()
+                raise
         resp = self._send(bucket, key, query, headers, what)
         try:
             reply = self._check_range(resp, key, start, n, total, etag, what)
@@ -214,11 +232,15 @@ class RangeClient:
         what = f"GET {key} head probe"
         if self.native:
             resp = self._exchange(bucket, key, {}, headers, what, dest, False)
-            got, reply = self._check_prefix(resp, key, n)
-            if resp.filled != got:
-                raise S3Error(resp.status, "ShortRange", f"GET {key}: {resp.filled} body bytes "
-                              f"for {got} in the reply's range")
-            return got, reply
+            try:
+                got, reply = self._check_prefix(resp, key, n)
+                if resp.filled != got:
+                    raise S3Error(resp.status, "ShortRange", f"GET {key}: {resp.filled} body "
+                                  f"bytes for {got} in the reply's range")
+                return got, reply
+            except BaseException:
+                self._drop_native()
+                raise
         resp = self._send(bucket, key, {}, headers, what)
         try:
             want, reply = self._check_prefix(resp, key, n)
