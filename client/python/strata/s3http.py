@@ -8,10 +8,10 @@ and finding the credentials. Every reply is checked: 206 with exactly the Conten
 Content-Length asked for, and the ETag the load pinned; a recv that makes no progress for
 `stall_timeout` seconds fails the request, which the caller retries.
 
-Where the native module `strata_http` (client/http/http_range.h, built next to `strata_kv`) can be
-imported, each exchange after the signing runs there instead, with the GIL released from the
-send to the last byte of the body: http.client takes the GIL back for every receive, and
-with 32 loader threads they spent their time queueing for it. STRATA_LOADER_NATIVE_HTTP=0
+Where the native module `strata_http` (client/http/http_range.h, built next to `strata_kv`)
+can be imported, each exchange after the signing runs there instead, with the GIL released from
+the send to the last byte of the body (http.client takes the GIL back for every receive; per
+byte it cost the loader 1.45-2.5x the CPU, docs/performance.md). STRATA_LOADER_NATIVE_HTTP=0
 keeps the pure-Python path. The replies are checked the same way on both.
 """
 import http.client
