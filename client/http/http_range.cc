@@ -11,6 +11,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "common/encoding.h"
 #include "common/net.h"
 #include "kv_stream.h"
 
@@ -21,14 +22,6 @@ namespace bhttp = boost::beast::http;
 namespace {
 
 KvStatus Protocol(std::string m) { return KvStatus(KvCode::kProtocolError, std::move(m)); }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -126,8 +119,8 @@ KvStatus HttpRangeConnection::ReadHead(HttpReply* reply, std::string* early, boo
     }
     reply->status = status;
     for (const auto& field : head) {
-      reply->headers.emplace_back(Lower(std::string_view(field.name_string().data(),
-                                                         field.name_string().size())),
+      reply->headers.emplace_back(AsciiLower(std::string_view(field.name_string().data(),
+                                                              field.name_string().size())),
                                   std::string(field.value().data(), field.value().size()));
     }
     const bool framed = !parser.chunked() && parser.content_length().has_value();

@@ -14,7 +14,7 @@ from botocore.credentials import Credentials
 
 import strata_http
 import test_loader  # tests/integration, on the path (tests/kv/run.sh)
-from harness import ACCESS_KEY, SECRET_KEY, unique_name
+from harness import ACCESS_KEY, SECRET_KEY, free_port, unique_name
 from strata import s3http
 
 
@@ -97,10 +97,9 @@ class NativeRangeClientTest(unittest.TestCase):
         self.assertEqual((n, r.size), (0, 0))
 
     def test_a_refused_connection_is_retryable(self):
-        with socket_closed_port() as port:
-            c = self.client(f"http://127.0.0.1:{port}")
-            with self.assertRaises(s3http.RetryableError):
-                c.get_range(self.bucket, "o", 0, memoryview(bytearray(8)))
+        c = self.client(f"http://127.0.0.1:{free_port()}")  # bound once, nothing listens
+        with self.assertRaises(s3http.RetryableError):
+            c.get_range(self.bucket, "o", 0, memoryview(bytearray(8)))
 
     def test_close_from_another_thread_ends_a_waiting_exchange(self):
         import socket
@@ -143,7 +142,6 @@ class NativeTlsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         from test_kv_tls import make_cert
-        from test_tls import free_port
         cls.dir = tempfile.mkdtemp(prefix="strata-nattls-")
         cls.cert, key = make_cert(cls.dir)
         port = free_port()
@@ -178,21 +176,6 @@ class NativeTlsTest(unittest.TestCase):
         self.addCleanup(untrusting.close)
         with self.assertRaises(s3http.RetryableError):
             untrusting.get_range(self.bucket, "o", 0, memoryview(bytearray(8)))
-
-
-class socket_closed_port:
-    """A loopback port nothing listens on (bound, then closed)."""
-
-    def __enter__(self):
-        import socket
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        return self.port
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":
