@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace strata {
 namespace {
@@ -23,6 +26,34 @@ void LowerThisThreadPriority(int increment) {
   const int now = ::getpriority(PRIO_PROCESS, tid);  // -1 is a valid nice value: check errno
   if (errno != 0) return;
   ::setpriority(PRIO_PROCESS, tid, now + increment > 19 ? 19 : now + increment);
+}
+
+int ThisThreadNice() {
+  errno = 0;
+  const int now = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  return errno != 0 ? 0 : now;
+}
+
+bool SetThisThreadNice(int nice) {
+  return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice) == 0;
+}
+
+bool CanRestoreNice() {
+  static const bool can = [] {
+    rlimit r{};  // nice may go down to 20 - rlim_cur (RLIM_INFINITY: any)
+    if (::getrlimit(RLIMIT_NICE, &r) == 0 && (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= 20)) {
+      return true;
+    }
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("CapEff:", 0) != 0) continue;
+      unsigned long long caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+      return ((caps >> 23) & 1) != 0;  // CAP_SYS_NICE
+    }
+    return false;
+  }();
+  return can;
 }
 
 void NameThisThread(const char* name) {

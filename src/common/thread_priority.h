@@ -20,6 +20,16 @@ int BulkNice();
 void LowerThisThreadPriority(int increment);
 inline void LowerThisThreadPriority() { LowerThisThreadPriority(BulkNice()); }
 
+// The calling thread's nice value (0 where it cannot be read).
+int ThisThreadNice();
+// Sets the calling thread's nice value. Raising the priority (a lower value)
+// needs CAP_SYS_NICE or an RLIMIT_NICE that allows it: false where the
+// process has neither, the priority then left as it was.
+bool SetThisThreadNice(int nice);
+// Whether this process may set a thread's nice value back to 0 after raising
+// it: CAP_SYS_NICE, or an RLIMIT_NICE of 20 or more.
+bool CanRestoreNice();
+
 // Names the calling thread (`top -H`, `perf`, gdb, /proc/PID/task/TID/comm)
 // after the work it does; Linux keeps the first 15 characters.
 void NameThisThread(const char* name);

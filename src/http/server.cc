@@ -14,6 +14,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
 #include <fcntl.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -28,11 +29,13 @@
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/encoding.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
+#include "common/thread_wait.h"
 #include "http/request_parse.h"
 #include "http/timed_stream.h"
 
@@ -125,6 +128,9 @@ struct Connection {
 constexpr int kKeepAliveLingerMs = 1;
 // Back-off before accepting again after running out of file descriptors.
 constexpr int kAcceptBackoffMs = 50;
+// A worker thread beyond ServerOptions::worker_threads ends after this long
+// without work.
+constexpr auto kSpareWorkerIdle = std::chrono::seconds(10);
 
 // Minimum body rate: a body that has delivered `bytes` after `start` may
 // take until start + grace + bytes / rate for its next bytes.
@@ -308,7 +314,7 @@ class Writer : public ResponseWriter {
 // What a worker does with a connection after serving it.
 enum class After { kPark, kClosed };
 
-class ServerImpl : public Server {
+class ServerImpl final : public Server, private ThreadWaitObserver {
  public:
   ServerImpl(ServerOptions options, Handler handler, ErrorRenderer on_error)
       : options_(std::move(options)),
@@ -343,12 +349,13 @@ class ServerImpl : public Server {
       NameThisThread("http-net");
       ioc_.run();
     });
-    for (int i = 0; i < options_.worker_threads; ++i) {
-      workers_.emplace_back([this] {
-        NameThisThread("http-worker");
-        Work();
-      });
+    options_.worker_threads = std::max(options_.worker_threads, 1);
+    options_.max_worker_threads = std::max(options_.max_worker_threads, options_.worker_threads);
+    {
+      std::lock_guard lock(mu_);
+      threads_ = options_.worker_threads;
     }
+    for (int i = 0; i < options_.worker_threads; ++i) StartWorker();
     return Status::OK();
   }
 
@@ -362,14 +369,15 @@ class ServerImpl : public Server {
     });
     ioc_.stop();
     if (net_thread_.joinable()) net_thread_.join();
+    std::unordered_map<std::thread::id, std::thread> workers;
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
       queue_.clear();
+      workers.swap(workers_);  // no thread is added once stopping_ is set
     }
     cv_.notify_all();
-    for (auto& t : workers_) t.join();
-    workers_.clear();
+    for (auto& [id, t] : workers) t.join();
   }
 
  private:
@@ -487,28 +495,163 @@ class ServerImpl : public Server {
         conn->socket.close(ignored);
         return;
       }
-      {
-        std::lock_guard lock(mu_);
-        if (stopping_) return;
-        queue_.push_back(conn);
-      }
-      cv_.notify_one();
+      Enqueue(conn);
     });
   }
 
-  void Work() {
-    while (true) {
-      std::shared_ptr<Connection> conn;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;
-        conn = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      ParkReason reason = ParkReason::kIdle;
-      if (Serve(*conn, &reason) == After::kPark) Park(std::move(conn), reason);
+  void Enqueue(std::shared_ptr<Connection> conn) {
+    std::unique_lock lock(mu_);
+    if (stopping_) return;
+    queue_.push_back(std::move(conn));
+    if (!WakeWorkerLocked()) return;
+    lock.unlock();
+    StartWorker();
+  }
+
+  // The worker pool. Under mu_: threads_ alive, idle_ of them waiting for
+  // work (signaled_ of those woken and not yet up), waiting_ of them in a
+  // ScopedWait (on their client, or a helper's next piece). The others are
+  // running, and a connection is taken from the queue only while fewer than
+  // worker_threads run: a thread that waits is replaced by another (up to
+  // max_worker_threads), so the requests behind it are not held up by a
+  // reader that does not read.
+  int RunningLocked() const { return threads_ - (idle_ - signaled_) - waiting_ - bulk_; }
+
+  bool CanTakeLocked() const {
+    // Called by an idle thread: it is not among the running.
+    return !queue_.empty() && threads_ - idle_ - waiting_ - bulk_ < options_.worker_threads;
+  }
+
+  // Work is queued: wakes an idle thread for it, if one may run. True when a
+  // new thread is wanted instead: threads_ counts it already, and the caller
+  // starts it with StartWorker once it has let go of mu_ (creating a thread
+  // takes the process's memory-map lock, which page faults elsewhere hold:
+  // not a wait for everyone queued behind mu_).
+  bool WakeWorkerLocked() {
+    if (stopping_ || queue_.empty() || RunningLocked() >= options_.worker_threads) return false;
+    if (idle_ > signaled_) {
+      ++signaled_;
+      cv_.notify_one();
+      return false;
     }
+    if (threads_ >= options_.max_worker_threads) return false;
+    ++threads_;
+    return true;
+  }
+
+  // Starts a worker threads_ already counts (not holding mu_), and joins
+  // those that ended.
+  void StartWorker() {
+    std::thread t([this] {
+      NameThisThread("http-worker");
+      SetThreadWaitObserver(this);
+      Work();
+    });
+    std::vector<std::thread> ended;
+    std::unique_lock lock(mu_);
+    if (stopping_) {  // Stop took the list already: this one is joined here
+      lock.unlock();
+      t.join();
+      return;
+    }
+    const std::thread::id self = std::this_thread::get_id();
+    for (auto id = finished_.begin(); id != finished_.end();) {
+      auto it = *id == self ? workers_.end() : workers_.find(*id);
+      if (it == workers_.end()) {  // this thread, or one not yet listed: later
+        ++id;
+        continue;
+      }
+      ended.push_back(std::move(it->second));
+      workers_.erase(it);
+      id = finished_.erase(id);
+    }
+    workers_.emplace(t.get_id(), std::move(t));
+    lock.unlock();
+    for (auto& e : ended) e.join();  // they have left mu_ for good
+  }
+
+  // A worker waits on its client or on a helper (common/thread_wait.h).
+  void WaitBegins() override {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    if (!WakeWorkerLocked()) return;
+    lock.unlock();
+    StartWorker();
+  }
+  void WaitEnds() override {
+    std::lock_guard lock(mu_);
+    --waiting_;
+  }
+  // The worker's request is bulk bytes from now on, at a lowered priority:
+  // it no longer counts as running, and the thread ends with the request.
+  void TurnsBulk() override {
+    tls_bulk_ = true;
+    std::unique_lock lock(mu_);
+    ++bulk_;
+    if (!WakeWorkerLocked()) return;
+    lock.unlock();
+    StartWorker();
+  }
+
+  void Work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      ++idle_;
+      bool expired = false;
+      while (!stopping_ && !CanTakeLocked()) {
+        if (threads_ > options_.worker_threads) {
+          expired = cv_.wait_for(lock, kSpareWorkerIdle) == std::cv_status::timeout;
+        } else {
+          cv_.wait(lock);
+        }
+        if (signaled_ > 0) --signaled_;
+        if (expired && !CanTakeLocked() && threads_ > options_.worker_threads) break;
+        expired = false;
+      }
+      --idle_;
+      if (stopping_ || expired) {
+        --threads_;
+        finished_.push_back(std::this_thread::get_id());
+        return;
+      }
+      std::shared_ptr<Connection> conn = std::move(queue_.front());
+      queue_.pop_front();
+      const bool start = WakeWorkerLocked();  // more queued: another thread, if one may run
+      lock.unlock();
+      if (start) StartWorker();
+      ParkReason reason = ParkReason::kIdle;
+      After after = Serve(*conn, &reason);
+      const bool was_bulk = tls_bulk_;  // the request turned bulk (TurnsBulk) and ended
+      bool retire = false;
+      if (was_bulk) {
+        tls_bulk_ = false;
+        retire = !EndThisThreadBulk();  // a priority it cannot raise back: this thread ends
+      }
+      if (after == After::kPark) {
+        if (retire && HasBufferedRequest(*conn)) {
+          Enqueue(std::move(conn));  // the next request is here: another thread takes it
+        } else {
+          Park(std::move(conn), reason);
+        }
+      }
+      conn.reset();
+      lock.lock();
+      if (was_bulk) --bulk_;
+      if (retire) {
+        --threads_;
+        const bool replace = WakeWorkerLocked();
+        finished_.push_back(std::this_thread::get_id());
+        lock.unlock();
+        if (replace) StartWorker();  // (which skips joining this thread)
+        return;
+      }
+    }
+  }
+
+  // Bytes of a next request already read (or decrypted) and waiting: parking
+  // on the socket would not see them.
+  static bool HasBufferedRequest(Connection& conn) {
+    return conn.buffer.size() > 0 || (conn.ssl && SSL_pending(conn.ssl.get()) > 0);
   }
 
   // Reads as much of a request head as has arrived, without blocking: a head
@@ -611,8 +754,11 @@ class ServerImpl : public Server {
       bool body_done = body.done() && !body.failed();
       conn.parser.reset();
       if (out.close() || !out.complete() || !body_done) return Close(conn, !body_done);
-      if (conn.buffer.size() > 0) continue;  // pipelined request already here
-      if (conn.ssl && SSL_pending(conn.ssl.get()) > 0) continue;  // decrypted, not yet read
+      if (tls_bulk_) {  // after bulk work the pool decides whether this thread goes on
+        *reason = ParkReason::kIdle;
+        return After::kPark;
+      }
+      if (HasBufferedRequest(conn)) continue;  // pipelined, or decrypted and not yet read
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, kKeepAliveLingerMs) == 1) continue;
       *reason = ParkReason::kIdle;
@@ -625,8 +771,13 @@ class ServerImpl : public Server {
   // read our response instead of getting a reset.
   After Close(Connection& conn, bool linger) {
     int fd = conn.socket.native_handle();
-    if (conn.ssl) SSL_shutdown(conn.ssl.get());  // close_notify, best effort (non-blocking)
+    if (conn.ssl) {  // close_notify, best effort (non-blocking); its errors stay here
+      ERR_clear_error();
+      SSL_shutdown(conn.ssl.get());
+      ERR_clear_error();
+    }
     if (linger) {
+      ScopedWait waiting;  // draining the client's bytes: another worker may run
       ::shutdown(fd, SHUT_WR);
       char sink[16384];
       size_t drained = 0;
@@ -656,13 +807,22 @@ class ServerImpl : public Server {
   std::atomic<int> open_connections_{0};
   int port_ = 0;
   std::thread net_thread_;
-  std::vector<std::thread> workers_;
-  std::mutex mu_;
+  std::mutex mu_;  // the worker pool's state and queue
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Connection>> queue_;
+  std::unordered_map<std::thread::id, std::thread> workers_;
+  std::vector<std::thread::id> finished_;  // ended, to be joined
+  int threads_ = 0;
+  int idle_ = 0;
+  int signaled_ = 0;
+  int waiting_ = 0;
+  int bulk_ = 0;  // turned bulk: lowered for the rest of their request
   bool stopping_ = false;
+  static thread_local bool tls_bulk_;  // this worker's request turned bulk
   std::atomic<bool> stopped_{false};
 };
+
+thread_local bool ServerImpl::tls_bulk_ = false;
 
 }  // namespace
 

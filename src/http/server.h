@@ -21,7 +21,14 @@ namespace strata::http {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 9000;  // 0 picks a free port
+  // Requests served at once by worker threads that are running. A worker
+  // waiting on its peer (a reader whose socket buffer is full, a body still
+  // arriving) does not count: another thread takes the next connection, so
+  // a few slow readers of large replies do not make every other request
+  // wait. Threads in all, waiting or not, stay at most max_worker_threads
+  // (the larger of the two); the extra ones end after an idle while.
   int worker_threads = 64;
+  int max_worker_threads = 1024;
   size_t max_header_bytes = 64 * 1024;
   int io_timeout_ms = 60 * 1000;  // one read/write making no progress
   // The whole request head must arrive within this time of its first byte.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "http/server_test_util.h"
 
@@ -34,6 +35,14 @@ class SendFileTest : public HttpServerTest {
     file_fd_ = fd;
     file_size_ = size;
     return data;
+  }
+  // A connection that asks for /file and never reads it.
+  int StalledReader() {
+    int fd = Connect();
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    Send(fd, "GET /file HTTP/1.1\r\nHost: x\r\n\r\n");
+    return fd;
   }
 };
 
@@ -76,6 +85,46 @@ TEST_F(SendFileTest, AReaderThatStallsIsCutOffAndFreesTheWorker) {
   EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
   close(fd);
   close(stalled);
+}
+
+TEST_F(SendFileTest, ReadersThatDoNotReadHoldNoRunningWorker) {
+  ServerOptions o = DefaultOptions();
+  o.io_timeout_ms = 30000;  // the stalled sends are not cut off during the test
+  o.worker_threads = 1;
+  StartServer(o);
+  MakeFile(64 << 20);
+  std::vector<int> stalled;
+  for (int i = 0; i < 3; ++i) stalled.push_back(StalledReader());
+  std::this_thread::sleep_for(200ms);  // their workers are waiting on full send buffers
+  // The one running slot was handed on each time: a good client is served
+  // now, not when a stalled send times out.
+  int fd = Connect();
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
+  EXPECT_EQ(send_file_result_.load(), 0) << "a stalled send ended: the test proves nothing";
+  close(fd);
+  for (int s : stalled) close(s);
+}
+
+TEST_F(SendFileTest, ThreadsStayWithinTheCap) {
+  ServerOptions o = DefaultOptions();
+  o.io_timeout_ms = 1000;
+  o.worker_threads = 1;
+  o.max_worker_threads = 2;  // both taken by stalled readers
+  StartServer(o);
+  MakeFile(64 << 20);
+  std::vector<int> stalled;
+  for (int i = 0; i < 2; ++i) stalled.push_back(StalledReader());
+  std::this_thread::sleep_for(200ms);
+  int fd = Connect();
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Served only once a stalled send was cut off and its thread came free.
+  EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
+  EXPECT_EQ(send_file_result_.load(), -1);
+  close(fd);
+  for (int s : stalled) close(s);
 }
 
 TEST_F(SendFileTest, AClientThatHangsUpMidBodyCostsAnErrorNotTheProcess) {

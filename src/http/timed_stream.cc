@@ -9,6 +9,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "common/thread_wait.h"
+
 namespace strata::http {
 
 bool TimedStream::Wait(short events, boost::system::error_code& ec) {
@@ -17,6 +19,7 @@ bool TimedStream::Wait(short events, boost::system::error_code& ec) {
     return false;
   }
   pollfd p{fd_, events, 0};
+  ScopedWait waiting;  // on the peer: a worker pool may run another thread meanwhile
   while (true) {
     int timeout = timeout_ms_;
     if (deadline_) {
@@ -61,6 +64,9 @@ size_t TimedStream::RecvTls(void* data, size_t size, boost::system::error_code& 
   while (true) {
     size_t n = 0;
     errno = 0;
+    // SSL_get_error reads this thread's error queue: whatever an earlier call
+    // on the thread left there would turn a wait into a failure.
+    ERR_clear_error();
     int ret = SSL_read_ex(ssl_, data, size, &n);
     if (ret == 1) {
       ec = {};
@@ -77,6 +83,7 @@ bool TimedStream::SendAllTls(iovec* iov, int count, boost::system::error_code& e
     while (left > 0) {
       size_t n = 0;
       errno = 0;
+      ERR_clear_error();  // as in RecvTls
       int ret = SSL_write_ex(ssl_, p, left, &n);
       if (ret == 1) {
         p += n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/thread_priority.h"
+#include "common/thread_wait.h"
 
 namespace strata::object {
 
@@ -64,7 +65,10 @@ Result<ObjectReader::FileSpan> CheckAhead::Next() {
     return span;
   }
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+  if (ready_.empty() && !done_) {
+    ScopedWait waiting;  // on the helper (bulk priority): another worker may run
+    cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+  }
   if (ready_.empty()) {  // the helper finished: the range is done, or it failed
     if (!status_.ok()) return status_;
     return ObjectReader::FileSpan{};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/thread_priority.h"
+#include "common/thread_wait.h"
 #include "object/engine.h"
 
 namespace strata::object {
@@ -151,9 +152,13 @@ Result<std::string_view> ReadAhead::Next() {
   if (next_take_ >= PieceCount()) return std::string_view();
   // Pieces are taken in order, so the one waited for was taken by a helper
   // that holds a buffer for it (or failed at or before it).
-  cv_.wait(lock, [&] {
+  auto ready = [&] {
     return filled_.count(next_take_) || failed_at_ <= next_take_ || running_ == 0;
-  });
+  };
+  if (!ready()) {
+    ScopedWait waiting;  // on the helpers (bulk priority): another worker may run
+    cv_.wait(lock, ready);
+  }
   if (auto it = filled_.find(next_take_); it != filled_.end()) {
     current_ = std::move(it->second);
     filled_.erase(it);

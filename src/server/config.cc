@@ -161,7 +161,12 @@ void AddServerOptions(CLI::App& app, Config& c) {
   app.add_option("--region", c.region, "the region requests are signed for")
       ->type_name("REGION")
       ->capture_default_str();
-  AddNumber(app, "--workers", c.workers, 1, 65536, "N", "S3 request worker threads");
+  AddNumber(app, "--workers", c.workers, 1, 65536, "N",
+            "S3 requests served at once (worker threads running; one waiting on a slow client "
+            "hands its place to another thread)");
+  AddNumber(app, "--max-workers", c.max_workers, 1, 65536, "N",
+            "S3 worker threads at most, those waiting on slow clients included (at least "
+            "--workers)");
   AddNumber(app, "--bulk-nice", c.bulk_nice, 0, 19, "N",
             "nice increment of the threads that move bulk bytes for large GETs and PUTs, and of "
             "the healer, so small requests go first on busy cores (0: none)");

@@ -75,6 +75,8 @@ struct Config {
   std::string region = "us-east-1";
   bool sigv2 = true;  // --sigv2 on|off: accept AWS Signature Version 2 requests
   int workers = 64;
+  // Worker threads in all, counting those waiting on slow clients (http/server.h).
+  int max_workers = 1024;
   // Nice increment of bulk helper threads (a large GET's read-ahead, a large
   // PUT's MD5): small requests go first on busy cores. 0: no change.
   int bulk_nice = 10;

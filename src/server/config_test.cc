@@ -112,6 +112,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.region, "us-east-1");
   EXPECT_TRUE(c.sigv2);
   EXPECT_EQ(c.workers, 64);
+  EXPECT_EQ(c.max_workers, 1024);
   EXPECT_EQ(c.bulk_nice, 10);
   EXPECT_EQ(c.max_connections, 8192);
   EXPECT_EQ(c.idle_timeout_s, 60);
@@ -150,7 +151,7 @@ TEST(ServerConfig, EveryFlag) {
   // clang-format off
   Config c = Parsed({"--listen", "0.0.0.0:9001", "--data", "/srv/meta",
                      "--domain", "s3.example.com", "--region", "eu-west-1",
-                     "--workers", "8", "--sigv2", "off",
+                     "--workers", "8", "--max-workers", "300", "--sigv2", "off",
                      "--max-connections", "40", "--idle-timeout-s", "2",
                      "--header-timeout-s", "3", "--min-body-rate", "0",
                      "--drives", "/d1,/d2,/d3,/d4,/d5,/d6", "--ec", "4+2",
@@ -166,6 +167,7 @@ TEST(ServerConfig, EveryFlag) {
   EXPECT_EQ(c.domain, "s3.example.com");
   EXPECT_EQ(c.region, "eu-west-1");
   EXPECT_EQ(c.workers, 8);
+  EXPECT_EQ(c.max_workers, 300);
   EXPECT_FALSE(c.sigv2);
   EXPECT_EQ(c.max_connections, 40);
   EXPECT_EQ(c.idle_timeout_s, 2);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "common/encoding.h"
+#include "common/thread_wait.h"
 #include "common/time_util.h"
 #include "object/check_ahead.h"
 #include "object/read_ahead.h"
@@ -53,6 +54,9 @@ std::optional<Error> SendSpans(const OpContext& ctx, const object::ObjectReader&
   const uint64_t first_len = std::min(span.length, length);
   object::CheckAhead ahead(reader, first + first_len, first + length);  // checks while we send
   if (!ctx.out.SendFile(span.fd, span.offset, first_len).ok()) return std::nullopt;
+  // The reply has started; the rest is bulk bytes, behind new requests on
+  // busy cores (common/thread_wait.h).
+  if (ahead.threaded()) TurnThisThreadBulk();
   while (true) {
     auto next = ahead.Next();
     if (!next.ok()) {
@@ -247,6 +251,8 @@ OpResult GetObject(OpContext& ctx, bool head) {
   // helper thread while this one sends (object/read_ahead.h).
   const uint64_t offset = first + first_n, end = first + length;
   if (offset >= end) return std::nullopt;
+  // The reply has started; more than a piece to go is bulk bytes (as above).
+  if (end - offset > object::ReadAhead::kPieceBytes) TurnThisThreadBulk();
   object::ReadAhead ahead(**reader, offset, end);
   while (true) {
     auto piece = ahead.Next();
