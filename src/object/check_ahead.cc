@@ -1,81 +1,117 @@
 #include "object/check_ahead.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 
-#include "common/thread_priority.h"
+#include "common/bulk_executor.h"
 #include "common/thread_wait.h"
 
 namespace strata::object {
 
+struct CheckAhead::State {
+  State(const ObjectReader& r, uint64_t offset, uint64_t e)
+      : reader(&r), end(std::max(offset, e)), next(offset) {}
+
+  // The span at next (consumer or step: whoever checks; one at a time), its
+  // blocks read into `scratch` (ReadAhead::kPieceBytes).
+  Result<ObjectReader::FileSpan> CheckNext(char* scratch) {
+    ASSIGN_OR_RETURN(ObjectReader::FileSpan span,
+                     reader->CheckedSpan(next, std::min(kSpanBytes, end - next), scratch,
+                                         ReadAhead::kPieceBytes));
+    if (span.fd < 0) return Internal("the object's bytes are not in a file to send from");
+    if (span.length == 0) return Corruption("object data ended early");
+    span.length = std::min(span.length, end - next);
+    next += span.length;
+    return span;
+  }
+
+  const ObjectReader* reader;  // not touched once stop is set
+  PieceBuffer scratch;         // a consumer that checks on its own thread reads into this
+  const uint64_t end;
+  uint64_t next;  // where the next span to check starts (the checker's)
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<ObjectReader::FileSpan> ready;  // guarded by mu
+  Status status;                             // guarded by mu: the first failure
+  bool done = false;                         // guarded by mu: every span checked, or failed
+  bool scheduled = false;                    // guarded by mu: a step queued or running
+  bool running = false;                      // guarded by mu: a step is checking
+  bool stop = false;                         // guarded by mu: the CheckAhead is gone or going
+};
+
 CheckAhead::CheckAhead(const ObjectReader& reader, uint64_t offset, uint64_t end)
-    : reader_(reader), scratch_(PieceBuffer::Take()), end_(std::max(offset, end)), next_(offset) {
-  if (end_ - next_ <= kSpanBytes) return;  // Next checks it: a thread costs more than it saves
-  helper_ = std::thread([this] { Run(); });
+    : state_(std::make_shared<State>(reader, offset, end)) {
+  if (state_->end - state_->next <= kSpanBytes) return;  // Next checks it on the consumer's thread
+  threaded_ = true;
+  std::lock_guard lock(state_->mu);
+  Schedule(state_);
 }
 
 CheckAhead::~CheckAhead() {
+  std::unique_lock lock(state_->mu);
+  state_->stop = true;
+  state_->cv.wait(lock, [&] { return !state_->running; });
+}
+
+void CheckAhead::Schedule(const std::shared_ptr<State>& s) {
+  s->scheduled = true;
+  RunBulkTask([s] { Step(s); });
+}
+
+void CheckAhead::Step(const std::shared_ptr<State>& s) {
   {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (helper_.joinable()) helper_.join();
-}
-
-Result<ObjectReader::FileSpan> CheckAhead::CheckNext() {
-  ASSIGN_OR_RETURN(ObjectReader::FileSpan span,
-                   reader_.CheckedSpan(next_, std::min(kSpanBytes, end_ - next_), scratch_.data(),
-                                       ReadAhead::kPieceBytes));
-  if (span.fd < 0) return Internal("the object's bytes are not in a file to send from");
-  if (span.length == 0) return Corruption("object data ended early");
-  span.length = std::min(span.length, end_ - next_);
-  next_ += span.length;
-  return span;
-}
-
-void CheckAhead::Run() {
-  NameThisThread("check-ahead");
-  LowerThisThreadPriority();  // bulk bytes: small requests go first on busy cores
-  while (true) {
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || ready_.size() < kSpans; });
-      if (stop_ || next_ >= end_) break;
+    std::lock_guard lock(s->mu);
+    if (s->stop) {
+      s->scheduled = false;
+      return;
     }
-    auto span = CheckNext();
-    std::lock_guard lock(mu_);
-    if (!span.ok()) {
-      status_ = span.status();
-      break;
-    }
-    ready_.push_back(*span);
-    cv_.notify_all();
+    s->running = true;
   }
-  std::lock_guard lock(mu_);
-  done_ = true;
-  cv_.notify_all();
+  // Each bulk thread has one scratch buffer for every step it runs: no buffer
+  // (and no page faults) per reply.
+  static thread_local PieceBuffer scratch = PieceBuffer::Take();
+  auto span = s->CheckNext(scratch.data());  // alone: no other step of s is queued
+  std::lock_guard lock(s->mu);
+  s->running = false;
+  if (!span.ok()) {
+    s->status = span.status();
+    s->done = true;
+  } else {
+    s->ready.push_back(*span);
+    if (s->next >= s->end) s->done = true;
+  }
+  s->cv.notify_all();
+  if (s->done || s->stop || s->ready.size() >= kSpans) {
+    s->scheduled = false;
+    return;
+  }
+  Schedule(s);  // the next span, behind every other reply's
 }
 
 Result<ObjectReader::FileSpan> CheckAhead::Next() {
-  if (!helper_.joinable()) {  // one span or less, checked here (no helper, no locking)
-    if (!status_.ok()) return status_;
-    if (next_ >= end_) return ObjectReader::FileSpan{};
-    auto span = CheckNext();
-    if (!span.ok()) status_ = span.status();
+  State& s = *state_;
+  if (!threaded_) {  // one span or less, checked here (no step, no locking)
+    if (!s.status.ok()) return s.status;
+    if (s.next >= s.end) return ObjectReader::FileSpan{};
+    if (!s.scratch) s.scratch = PieceBuffer::Take();
+    auto span = s.CheckNext(s.scratch.data());
+    if (!span.ok()) s.status = span.status();
     return span;
   }
-  std::unique_lock lock(mu_);
-  if (ready_.empty() && !done_) {
-    ScopedWait waiting;  // on the helper (bulk priority): another worker may run
-    cv_.wait(lock, [&] { return !ready_.empty() || done_; });
+  std::unique_lock lock(s.mu);
+  if (s.ready.empty() && !s.done) {
+    ScopedWait waiting;  // on the bulk threads: another worker may run
+    s.cv.wait(lock, [&] { return !s.ready.empty() || s.done; });
   }
-  if (ready_.empty()) {  // the helper finished: the range is done, or it failed
-    if (!status_.ok()) return status_;
+  if (s.ready.empty()) {  // every span was taken, or the checking failed
+    if (!s.status.ok()) return s.status;
     return ObjectReader::FileSpan{};
   }
-  ObjectReader::FileSpan span = ready_.front();
-  ready_.pop_front();
-  cv_.notify_all();  // room for one more
+  ObjectReader::FileSpan span = s.ready.front();
+  s.ready.pop_front();
+  if (!s.scheduled && !s.done) Schedule(state_);  // room again: check on
   return span;
 }
 

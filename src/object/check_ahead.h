@@ -1,22 +1,22 @@
 // The zero-copy twin of ReadAhead (object/read_ahead.h): checks the spans of
-// a range of an object on a helper thread, spans ahead of a consumer that
-// sends each span from its data file with sendfile (s3/ops/object_get.cc).
-// Checking a span reads its blocks through the reader and verifies their
-// checksums (ObjectReader::CheckedSpan); what the consumer gets is where the
-// checked bytes lie. So reading (a cold disk) and checking overlap the send
-// of the span before, and the helper runs at bulk priority
-// (common/thread_priority.h) as ReadAhead's does: with the cores busy, small
-// requests go first. At most kSpans spans are checked and not yet taken. A
-// range of one span or less is checked on the consumer's thread. The reader
-// must outlive the CheckAhead, and nothing else may read through it
-// meanwhile (ObjectReader is not thread-safe).
+// a range of an object ahead of a consumer that sends each span from its
+// data file with sendfile (s3/ops/object_get.cc). Checking a span reads its
+// blocks through the reader and verifies their checksums
+// (ObjectReader::CheckedSpan); what the consumer gets is where the checked
+// bytes lie. So reading (a cold disk) and checking overlap the send of the
+// span before. The checks run as steps on the process's bulk threads
+// (common/bulk_executor.h, at the bulk priority: with the cores busy, small
+// requests go first): one step checks one span, then queues the next behind
+// every other reply's, so many replies at once share those threads span by
+// span, and no thread is started per request (and each bulk thread reads
+// into one buffer of its own, not one per reply). At most kSpans spans are
+// checked and not yet taken. A range of one span or less is checked on the
+// consumer's thread. The reader must outlive the CheckAhead, and nothing
+// else may read through it meanwhile (ObjectReader is not thread-safe).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <mutex>
-#include <thread>
+#include <memory>
 
 #include "common/status.h"
 #include "object/engine.h"
@@ -32,7 +32,7 @@ class CheckAhead {
   // Checks [offset, end) of `reader`, whose bytes lie in data files
   // (CheckedSpan answered a span with fd >= 0 for it).
   CheckAhead(const ObjectReader& reader, uint64_t offset, uint64_t end);
-  ~CheckAhead();  // stops the helper and waits for it
+  ~CheckAhead();  // waits for a step that is checking; a queued one then does nothing
   CheckAhead(const CheckAhead&) = delete;
   CheckAhead& operator=(const CheckAhead&) = delete;
 
@@ -41,24 +41,16 @@ class CheckAhead {
   // checksum, bytes that are not in a file, data that ended early) every call
   // returns it. A span taken is the consumer's to send before the next call.
   Result<ObjectReader::FileSpan> Next();
-  bool threaded() const { return helper_.joinable(); }
+  // Whether the spans are checked off the consumer's thread (more than one).
+  bool threaded() const { return threaded_; }
 
  private:
-  // The span at next_ (consumer or helper: whoever checks).
-  Result<ObjectReader::FileSpan> CheckNext();
-  void Run();
+  struct State;  // shared with queued steps, which may run after this is gone
+  static void Step(const std::shared_ptr<State>& s);
+  static void Schedule(const std::shared_ptr<State>& s);  // under s->mu
 
-  const ObjectReader& reader_;
-  PieceBuffer scratch_;  // what the checker reads blocks into (pooled, 1 MiB)
-  const uint64_t end_;
-  uint64_t next_;  // where the next span to check starts (the checker's)
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<ObjectReader::FileSpan> ready_;  // guarded by mu_
-  Status status_;                             // guarded by mu_: the first failure
-  bool done_ = false;                         // guarded by mu_: the helper finished
-  bool stop_ = false;                         // guarded by mu_
-  std::thread helper_;
+  std::shared_ptr<State> state_;
+  bool threaded_ = false;
 };
 
 }  // namespace strata::object

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include "io/file_system.h"
@@ -122,6 +125,57 @@ TEST_F(CheckAheadTest, AConsumerThatStopsEarlyJoinsTheHelper) {
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->length, CheckAhead::kSpanBytes);
 }  // destroyed mid-range with the helper waiting for room: it stops and is joined
+
+int ThreadsNow() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST_F(CheckAheadTest, ManyRangesShareTheBulkThreadsSpanBySpan) {
+  const uint64_t kSpan = CheckAhead::kSpanBytes;
+  const std::string data = Put("big", 6 * kSpan + 12345);
+  auto reader = engine_->OpenObject("b", "big");
+  ASSERT_TRUE(reader.ok());
+  {  // dropped at once, their first steps still queued: those do nothing
+    std::vector<std::unique_ptr<CheckAhead>> dropped;
+    for (int i = 0; i < 40; ++i) dropped.push_back(std::make_unique<CheckAhead>(**reader, 0, data.size()));
+  }
+  const int before = ThreadsNow();
+  constexpr int kRanges = 40;  // many more than the bulk threads
+  std::vector<std::unique_ptr<ObjectReader>> readers;  // one each: a reader is not thread-safe
+  std::vector<std::unique_ptr<CheckAhead>> ranges;
+  std::vector<std::string> got(kRanges);
+  for (int i = 0; i < kRanges; ++i) {
+    auto r = engine_->OpenObject("b", "big");
+    ASSERT_TRUE(r.ok());
+    readers.push_back(std::move(*r));
+    const uint64_t from = (i * 4099) % kSpan;
+    ranges.push_back(std::make_unique<CheckAhead>(*readers.back(), from, data.size()));
+    ASSERT_TRUE(ranges.back()->threaded());
+  }
+  EXPECT_LE(ThreadsNow(), before) << "a thread started per range";
+  // One span from each in turn, as 40 senders sharing the threads would take them.
+  for (bool more = true; more;) {
+    more = false;
+    for (int i = 0; i < kRanges; ++i) {
+      auto span = ranges[i]->Next();
+      ASSERT_TRUE(span.ok()) << span.status().ToString();
+      if (span->length == 0) continue;
+      more = true;
+      std::string bytes(span->length, '\0');
+      ASSERT_EQ(::pread(span->fd, bytes.data(), bytes.size(), static_cast<off_t>(span->offset)),
+                static_cast<ssize_t>(bytes.size()));
+      got[i] += bytes;
+    }
+  }
+  for (int i = 0; i < kRanges; ++i) {
+    EXPECT_TRUE(got[i] == data.substr((i * 4099) % kSpan)) << i;
+  }
+}
 
 }  // namespace
 }  // namespace strata::object

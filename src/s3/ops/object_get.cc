@@ -18,7 +18,14 @@ namespace {
 
 constexpr size_t kGetBufferBytes = object::ReadAhead::kPieceBytes;
 constexpr size_t kSmallBufferBytes = 64 << 10;
+// The first span of a sendfile reply, checked on the worker before the head
+// goes out. A body of one span or less is checked whole, so a bad block in it
+// is still a 500, not a cut stream. A longer one (where a bad block past the
+// first span cuts the stream anyway) starts after 64 KiB, so its first bytes
+// leave soon even with hundreds of replies starting at once; the spans after
+// it are checked on the bulk threads.
 constexpr uint64_t kSpanBytes = object::CheckAhead::kSpanBytes;
+constexpr uint64_t kFirstSpanBytes = 64 << 10;
 
 void AddObjectHeaders(const OpContext& ctx, const object::ObjectRecord& rec, http::Headers* h) {
   const object::ObjectHeaders& oh = rec.headers;
@@ -209,13 +216,14 @@ OpResult GetObject(OpContext& ctx, bool head) {
   // Zero-copy where it can be: a body above 64 KiB (smaller ones go out with
   // their head in one send) on a plain TCP connection, of a version whose
   // bytes lie as stored in its data files (plain store, not encrypted) goes
-  // page cache -> socket with sendfile, one span (kSpanBytes) at a time, each
-  // span's block checksums checked first (ObjectReader::CheckedSpan; past the
-  // first span on a helper, object/check_ahead.h). The first span is checked
-  // before answering, as the first piece below.
+  // page cache -> socket with sendfile, a span at a time (see kFirstSpanBytes,
+  // then kSpanBytes), each span's block checksums checked first
+  // (ObjectReader::CheckedSpan; past the first span on the bulk threads,
+  // object/check_ahead.h). The first span is checked before answering, as the
+  // first piece below.
   if (!head && length > kSmallBufferBytes && ctx.out.can_send_file()) {
     object::PieceBuffer scratch = object::PieceBuffer::Take();
-    auto span = (*reader)->CheckedSpan(first, std::min<uint64_t>(kSpanBytes, length),
+    auto span = (*reader)->CheckedSpan(first, length <= kSpanBytes ? length : kFirstSpanBytes,
                                        scratch.data(), object::ReadAhead::kPieceBytes);
     if (!span.ok()) return FromStatus(span.status());
     if (span->fd >= 0) {

@@ -1,0 +1,62 @@
+#include "common/bulk_executor.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/thread_priority.h"
+
+namespace strata {
+namespace {
+
+class BulkExecutor {
+ public:
+  explicit BulkExecutor(int threads) {
+    for (int i = 0; i < threads; ++i) {
+      std::thread([this] { Run(); }).detach();  // lives as long as the process
+    }
+  }
+  void Add(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Run() {
+    NameThisThread("bulk");
+    LowerThisThreadPriority();
+    while (true) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty(); });
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+};
+
+BulkExecutor& Executor() {
+  static auto* executor = new BulkExecutor(BulkThreads());  // never destroyed: threads outlive exit
+  return *executor;
+}
+
+}  // namespace
+
+int BulkThreads() {
+  return std::max(8, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+void RunBulkTask(std::function<void()> task) { Executor().Add(std::move(task)); }
+
+}  // namespace strata

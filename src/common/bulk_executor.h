@@ -1,0 +1,24 @@
+// A fixed set of threads at the bulk priority (common/thread_priority.h)
+// that run the bulk tasks of all requests in turn, first come first served:
+// a large GET's spans are checked here ahead of its sender
+// (object/check_ahead.h). A task that wants to go on queues its next step
+// behind everyone else's, so 512 replies at once share the threads span by
+// span. No thread is started or ended per request: creating and ending
+// threads contends for the process's memory-map lock, which every page fault
+// also takes (measured: docs/performance.md, session 29).
+//
+// Started on first use and never stopped; a task must not outlive what it
+// touches (its owner waits for a running task and tells a queued one to do
+// nothing, as CheckAhead does).
+#pragma once
+
+#include <functional>
+
+namespace strata {
+
+// At least 8 threads, or 2 per core: a step that waits on a cold disk holds
+// one of them.
+int BulkThreads();
+void RunBulkTask(std::function<void()> task);
+
+}  // namespace strata
