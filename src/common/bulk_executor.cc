@@ -1,6 +1,7 @@
 #include "common/bulk_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -22,9 +23,11 @@ class BulkExecutor {
     {
       std::lock_guard lock(mu_);
       queue_.push_back(std::move(task));
+      queued_.store(queue_.size(), std::memory_order_relaxed);
     }
     cv_.notify_one();
   }
+  size_t Queued() const { return queued_.load(std::memory_order_relaxed); }
 
  private:
   void Run() {
@@ -37,6 +40,7 @@ class BulkExecutor {
         cv_.wait(lock, [&] { return !queue_.empty(); });
         task = std::move(queue_.front());
         queue_.pop_front();
+        queued_.store(queue_.size(), std::memory_order_relaxed);
       }
       task();
     }
@@ -44,6 +48,7 @@ class BulkExecutor {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<size_t> queued_{0};
 };
 
 BulkExecutor& Executor() {
@@ -58,5 +63,7 @@ int BulkThreads() {
 }
 
 void RunBulkTask(std::function<void()> task) { Executor().Add(std::move(task)); }
+
+size_t BulkTasksQueued() { return Executor().Queued(); }
 
 }  // namespace strata

@@ -12,6 +12,7 @@
 // nothing, as CheckAhead does).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 namespace strata {
@@ -20,5 +21,8 @@ namespace strata {
 // one of them.
 int BulkThreads();
 void RunBulkTask(std::function<void()> task);
+// Tasks queued and not yet taken (a step that could go on checks it: with
+// nobody waiting it goes on at once instead of queueing behind nobody).
+size_t BulkTasksQueued();
 
 }  // namespace strata

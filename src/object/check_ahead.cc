@@ -72,22 +72,28 @@ void CheckAhead::Step(const std::shared_ptr<State>& s) {
   // Each bulk thread has one scratch buffer for every step it runs: no buffer
   // (and no page faults) per reply.
   static thread_local PieceBuffer scratch = PieceBuffer::Take();
-  auto span = s->CheckNext(scratch.data());  // alone: no other step of s is queued
-  std::lock_guard lock(s->mu);
-  s->running = false;
-  if (!span.ok()) {
-    s->status = span.status();
-    s->done = true;
-  } else {
-    s->ready.push_back(*span);
-    if (s->next >= s->end) s->done = true;
+  while (true) {
+    auto span = s->CheckNext(scratch.data());  // alone: no other step of s is queued
+    std::lock_guard lock(s->mu);
+    s->running = false;
+    if (!span.ok()) {
+      s->status = span.status();
+      s->done = true;
+    } else {
+      s->ready.push_back(*span);
+      if (s->next >= s->end) s->done = true;
+    }
+    s->cv.notify_all();
+    if (s->done || s->stop || s->ready.size() >= kSpans) {
+      s->scheduled = false;
+      return;
+    }
+    if (BulkTasksQueued() > 0) {  // others wait: the next span goes behind them
+      Schedule(s);
+      return;
+    }
+    s->running = true;  // nobody waits: on with the next span here
   }
-  s->cv.notify_all();
-  if (s->done || s->stop || s->ready.size() >= kSpans) {
-    s->scheduled = false;
-    return;
-  }
-  Schedule(s);  // the next span, behind every other reply's
 }
 
 Result<ObjectReader::FileSpan> CheckAhead::Next() {
