@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "common/thread_priority.h"
@@ -16,9 +17,15 @@ class BulkExecutor {
  public:
   explicit BulkExecutor(int threads) {
     for (int i = 0; i < threads; ++i) {
-      std::thread([this] { Run(); }).detach();  // lives as long as the process
+      try {
+        std::thread([this] { Run(); }).detach();  // lives as long as the process
+        ++threads_;
+      } catch (const std::system_error&) {  // out of threads: make do with those started
+        break;
+      }
     }
   }
+  int threads() const { return threads_; }
   void Add(std::function<void()> task) {
     {
       std::lock_guard lock(mu_);
@@ -49,6 +56,7 @@ class BulkExecutor {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   std::atomic<size_t> queued_{0};
+  int threads_ = 0;  // set before any task is added
 };
 
 BulkExecutor& Executor() {
@@ -65,5 +73,7 @@ int BulkThreads() {
 void RunBulkTask(std::function<void()> task) { Executor().Add(std::move(task)); }
 
 size_t BulkTasksQueued() { return Executor().Queued(); }
+
+bool BulkThreadsRunning() { return Executor().threads() > 0; }
 
 }  // namespace strata

@@ -20,6 +20,10 @@ namespace strata {
 // At least 8 threads, or 2 per core: a step that waits on a cold disk holds
 // one of them.
 int BulkThreads();
+// Whether any bulk thread runs (none could be started where the process is
+// out of threads: callers then do the work themselves). A task added with
+// none running never runs.
+bool BulkThreadsRunning();
 void RunBulkTask(std::function<void()> task);
 // Tasks queued and not yet taken (a step that could go on checks it: with
 // nobody waiting it goes on at once instead of queueing behind nobody).

@@ -21,8 +21,8 @@ bool TurnThisThreadBulk() {
   if (!tls_observer || tls_bulk || !CanRestoreNice()) return false;
   tls_bulk = true;
   tls_nice_before = ThisThreadNice();
+  tls_observer->TurnsBulk();  // first: a thread it starts must not inherit the lowered priority
   LowerThisThreadPriority();
-  tls_observer->TurnsBulk();
   return true;
 }
 

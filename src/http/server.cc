@@ -28,6 +28,7 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -344,18 +345,20 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     // up to accept and close the waiting connection, so the listener neither
     // spins on EMFILE nor leaves clients hanging.
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    Accept();
-    net_thread_ = std::thread([this] {
-      NameThisThread("http-net");
-      ioc_.run();
-    });
+    // The pool's settings before the first connection can reach them.
     options_.worker_threads = std::max(options_.worker_threads, 1);
     options_.max_worker_threads = std::max(options_.max_worker_threads, options_.worker_threads);
+    base_nice_ = ThisThreadNice();
     {
       std::lock_guard lock(mu_);
       threads_ = options_.worker_threads;
     }
     for (int i = 0; i < options_.worker_threads; ++i) StartWorker();
+    Accept();
+    net_thread_ = std::thread([this] {
+      NameThisThread("http-net");
+      ioc_.run();
+    });
     return Status::OK();
   }
 
@@ -542,11 +545,22 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   // Starts a worker threads_ already counts (not holding mu_), and joins
   // those that ended.
   void StartWorker() {
-    std::thread t([this] {
-      NameThisThread("http-worker");
-      SetThreadWaitObserver(this);
-      Work();
-    });
+    std::thread t;
+    try {
+      t = std::thread([this] {
+        NameThisThread("http-worker");
+        // A thread inherits its creator's priority: one started by a thread
+        // lowered for bulk work (a retiring one) starts at the pool's own.
+        if (ThisThreadNice() != base_nice_) SetThisThreadNice(base_nice_);
+        SetThreadWaitObserver(this);
+        Work();
+      });
+    } catch (const std::system_error& e) {  // out of threads (pids cgroup, RLIMIT_NPROC)
+      STRATA_LOG("http: could not start a worker thread: %s", e.what());
+      std::lock_guard lock(mu_);
+      --threads_;
+      return;
+    }
     std::vector<std::thread> ended;
     std::unique_lock lock(mu_);
     if (stopping_) {  // Stop took the list already: this one is joined here
@@ -628,8 +642,11 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
         retire = !EndThisThreadBulk();  // a priority it cannot raise back: this thread ends
       }
       if (after == After::kPark) {
-        if (retire && HasBufferedRequest(*conn)) {
-          Enqueue(std::move(conn));  // the next request is here: another thread takes it
+        if (reason == ParkReason::kIdle && HasBufferedRequest(*conn)) {
+          // After bulk work Serve stops between requests: the next one is here
+          // already, and parking on the socket would not see it. (A partial
+          // head parks: the network thread waits for its bytes.)
+          Enqueue(std::move(conn));
         } else {
           Park(std::move(conn), reason);
         }
@@ -640,9 +657,12 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       if (retire) {
         --threads_;
         const bool replace = WakeWorkerLocked();
-        finished_.push_back(std::this_thread::get_id());
         lock.unlock();
-        if (replace) StartWorker();  // (which skips joining this thread)
+        // Listed as ended only once done with StartWorker, so no thread ever
+        // joins one that is itself joining.
+        if (replace) StartWorker();
+        lock.lock();
+        finished_.push_back(std::this_thread::get_id());
         return;
       }
     }
@@ -817,6 +837,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   int signaled_ = 0;
   int waiting_ = 0;
   int bulk_ = 0;  // turned bulk: lowered for the rest of their request
+  int base_nice_ = 0;  // the workers' priority (Listen's thread's)
   bool stopping_ = false;
   static thread_local bool tls_bulk_;  // this worker's request turned bulk
   std::atomic<bool> stopped_{false};

@@ -87,6 +87,20 @@ TEST_F(SendFileTest, AReaderThatStallsIsCutOffAndFreesTheWorker) {
   close(stalled);
 }
 
+TEST_F(SendFileTest, APipelinedRequestAfterBulkWorkIsAnswered) {
+  // After a reply that turned its thread bulk the worker stops between
+  // requests; the next one, already read with the first, must still be served.
+  const std::string data = MakeFile(3 << 20);
+  int fd = Connect();
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  Send(fd, "GET /file?bulk HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string all = ReadResponses(fd, 2);
+  close(fd);
+  EXPECT_EQ(send_file_result_.load(), 1);
+  EXPECT_NE(all.find("GET /after"), std::string::npos) << "the pipelined request went unanswered";
+}
+
 TEST_F(SendFileTest, ReadersThatDoNotReadHoldNoRunningWorker) {
   ServerOptions o = DefaultOptions();
   o.io_timeout_ms = 30000;  // the stalled sends are not cut off during the test

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/net.h"
+#include "common/thread_wait.h"
 #include "http/server.h"
 
 namespace strata::http {
@@ -46,6 +47,7 @@ class HttpServerTest : public ::testing::Test {
             }
             const uint64_t size = file_size_.load();
             if (out.Start(200, {}, size).ok()) {
+              if (req.raw_query == "bulk") TurnThisThreadBulk();  // as a large GET does
               send_file_result_ = out.SendFile(file_fd_.load(), 0, size).ok() ? 1 : -1;
             }
             return;

@@ -44,6 +44,7 @@ struct CheckAhead::State {
 CheckAhead::CheckAhead(const ObjectReader& reader, uint64_t offset, uint64_t end)
     : state_(std::make_shared<State>(reader, offset, end)) {
   if (state_->end - state_->next <= kSpanBytes) return;  // Next checks it on the consumer's thread
+  if (!BulkThreadsRunning()) return;  // out of threads: the consumer checks every span
   threaded_ = true;
   std::lock_guard lock(state_->mu);
   Schedule(state_);
@@ -108,7 +109,9 @@ Result<ObjectReader::FileSpan> CheckAhead::Next() {
   }
   std::unique_lock lock(s.mu);
   if (s.ready.empty() && !s.done) {
+    lock.unlock();  // the pool may start a thread: not while the step waits to hand a span over
     ScopedWait waiting;  // on the bulk threads: another worker may run
+    lock.lock();
     s.cv.wait(lock, [&] { return !s.ready.empty() || s.done; });
   }
   if (s.ready.empty()) {  // every span was taken, or the checking failed

@@ -156,7 +156,9 @@ Result<std::string_view> ReadAhead::Next() {
     return filled_.count(next_take_) || failed_at_ <= next_take_ || running_ == 0;
   };
   if (!ready()) {
+    lock.unlock();  // the pool may start a thread: not while a helper waits to hand a piece over
     ScopedWait waiting;  // on the helpers (bulk priority): another worker may run
+    lock.lock();
     cv_.wait(lock, ready);
   }
   if (auto it = filled_.find(next_take_); it != filled_.end()) {

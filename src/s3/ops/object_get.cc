@@ -259,9 +259,11 @@ OpResult GetObject(OpContext& ctx, bool head) {
   // helper thread while this one sends (object/read_ahead.h).
   const uint64_t offset = first + first_n, end = first + length;
   if (offset >= end) return std::nullopt;
-  // The reply has started; more than a piece to go is bulk bytes (as above).
-  if (end - offset > object::ReadAhead::kPieceBytes) TurnThisThreadBulk();
   object::ReadAhead ahead(**reader, offset, end);
+  // The reply has started; more than a piece to go is bulk bytes (as above).
+  // After the helpers start: they lower themselves, and would inherit this
+  // thread's lowered priority too.
+  if (end - offset > object::ReadAhead::kPieceBytes) TurnThisThreadBulk();
   while (true) {
     auto piece = ahead.Next();
     if (!piece.ok()) {
