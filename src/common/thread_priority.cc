@@ -14,24 +14,26 @@
 namespace strata {
 namespace {
 std::atomic<int> g_bulk_nice{kDefaultBulkNice};
+
+bool ReadThisThreadNice(int* nice) {
+  errno = 0;
+  *nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  return errno == 0;  // -1 is a valid nice value: errno tells
+}
 }  // namespace
 
 void SetBulkNice(int increment) { g_bulk_nice.store(increment < 0 ? 0 : increment); }
 int BulkNice() { return g_bulk_nice.load(std::memory_order_relaxed); }
 
 void LowerThisThreadPriority(int increment) {
-  if (increment <= 0) return;
-  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-  errno = 0;
-  const int now = ::getpriority(PRIO_PROCESS, tid);  // -1 is a valid nice value: check errno
-  if (errno != 0) return;
-  ::setpriority(PRIO_PROCESS, tid, now + increment > 19 ? 19 : now + increment);
+  int now = 0;
+  if (increment <= 0 || !ReadThisThreadNice(&now)) return;
+  SetThisThreadNice(now + increment > 19 ? 19 : now + increment);
 }
 
 int ThisThreadNice() {
-  errno = 0;
-  const int now = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
-  return errno != 0 ? 0 : now;
+  int now = 0;
+  return ReadThisThreadNice(&now) ? now : 0;
 }
 
 bool SetThisThreadNice(int nice) {
