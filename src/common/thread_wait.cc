@@ -15,14 +15,15 @@ void SetThreadWaitObserver(ThreadWaitObserver* observer) {
 }
 
 bool TurnThisThreadBulk() {
-  // Only where the priority can go back afterwards: a thread per bulk request
-  // would otherwise end and be replaced, and creating and ending threads
-  // contends for the process's memory-map lock (measured: docs/performance.md).
-  if (!tls_observer || tls_bulk || !CanRestoreNice()) return false;
+  if (!tls_observer || tls_bulk) return false;
   tls_bulk = true;
   tls_nice_before = ThisThreadNice();
   tls_observer->TurnsBulk();  // first: a thread it starts must not inherit the lowered priority
-  LowerThisThreadPriority();
+  // Lowered only where the priority can go back afterwards: a thread per bulk
+  // request would otherwise end and be replaced, and creating and ending
+  // threads contends for the process's memory-map lock (measured:
+  // docs/performance.md). Elsewhere the pool still knows the request is bulk.
+  if (CanRestoreNice()) LowerThisThreadPriority();
   return true;
 }
 

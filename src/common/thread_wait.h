@@ -8,10 +8,11 @@
 //   span) calls TurnThisThreadBulk: it lowers its own CPU priority
 //   (common/thread_priority.h) for the rest of the request, so new requests
 //   on busy cores go first, and stops counting as running. When the request
-//   ends the pool calls EndThisThreadBulk and the priority goes back. Only
-//   where the process may raise a priority (CAP_SYS_NICE, or RLIMIT_NICE:
-//   systemd's LimitNICE=); elsewhere the thread stays as it is. (Should the
-//   restore fail anyway, the thread ends and the pool replaces it.)
+//   ends the pool calls EndThisThreadBulk and the priority goes back. The
+//   priority is lowered only where the process may raise it again
+//   (CAP_SYS_NICE, or RLIMIT_NICE: systemd's LimitNICE=); elsewhere only the
+//   pool's count changes. (Should the restore fail, the thread ends and the
+//   pool replaces it.)
 // On threads with no observer (not a pool's) both do nothing.
 #pragma once
 
@@ -32,7 +33,7 @@ class ThreadWaitObserver {
 void SetThreadWaitObserver(ThreadWaitObserver* observer);
 
 // See above. True if the thread turned bulk (it has an observer and had not
-// already); false leaves its priority as it was.
+// already); false changes nothing.
 bool TurnThisThreadBulk();
 // For the pool, once the bulk request ended: true if the thread is back at
 // its priority (it may serve on), false if it must end.

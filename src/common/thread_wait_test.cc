@@ -38,14 +38,13 @@ TEST(ThreadWait, ABulkRequestLowersThePriorityAndEndsWithItBack) {
     EXPECT_FALSE(TurnThisThreadBulk()) << "no observer: not a pool's thread";
     SetThreadWaitObserver(&c);
     const int before = ThisThreadNice();
-    if (!CanRestoreNice() || BulkNice() == 0) {
-      EXPECT_FALSE(TurnThisThreadBulk());
-      EXPECT_EQ(ThisThreadNice(), before);
-      return;
-    }
     ASSERT_TRUE(TurnThisThreadBulk());
-    EXPECT_EQ(c.bulk, 1);
-    EXPECT_EQ(ThisThreadNice(), std::min(before + BulkNice(), 19));
+    EXPECT_EQ(c.bulk, 1) << "the pool hears of it, lowered or not";
+    if (!CanRestoreNice() || BulkNice() == 0) {
+      EXPECT_EQ(ThisThreadNice(), before) << "never lowered where it could not go back";
+    } else {
+      EXPECT_EQ(ThisThreadNice(), std::min(before + BulkNice(), 19));
+    }
     EXPECT_FALSE(TurnThisThreadBulk()) << "once per request";
     { ScopedWait w; }  // a bulk thread no longer counts as running: its waits are not reported
     EXPECT_EQ(c.begins, 0);

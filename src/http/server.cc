@@ -1,42 +1,41 @@
 #include "http/server.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/status.hpp>
-#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/read.hpp>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <optional>
 #include <deque>
-#include <limits>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "common/encoding.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
 #include "common/thread_wait.h"
+#include "http/exchange.h"
 #include "http/request_parse.h"
 #include "http/timed_stream.h"
 
@@ -47,285 +46,109 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-const std::string* Request::Header(std::string_view name) const {
-  for (const auto& [k, v] : headers) {
-    if (k == name) return &v;
-  }
-  return nullptr;
-}
-
-const QueryString& Request::Query() const {
-  if (!query_) query_ = QueryString::Parse(raw_query);
-  return *query_;
-}
-
-bool IsSafeHeaderValue(std::string_view value) {
-  for (char ch : value) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
-  }
-  return true;
-}
-
-bool IsSafeHeader(std::string_view name, std::string_view value) {
-  // RFC 9110 token characters, as a table: every response header passes here.
-  static constexpr auto kToken = [] {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c) t[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
-    for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
-    return t;
-  }();
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!kToken[static_cast<unsigned char>(c)]) return false;
-  }
-  return IsSafeHeaderValue(value);
-}
-
 namespace {
 
-// The reason phrase from Beast's table of RFC 9110 statuses ("Status" for a
-// code it does not know; clients read only the number).
-std::string_view Reason(int status) {
-  bhttp::status s = bhttp::int_to_status(static_cast<unsigned>(status));
-  if (s == bhttp::status::unknown) return "Status";
-  boost::beast::string_view reason = bhttp::obsolete_reason(s);
-  return std::string_view(reason.data(), reason.size());
-}
-
-using Parser = RequestParser;
-using Clock = std::chrono::steady_clock;
-
-// Why a connection waits on the network thread.
+// Why a connection waits on its event loop.
 enum class ParkReason {
   kIdle,         // between requests: closed quietly after the idle timeout
   kPartialHead,  // a request head has started: RequestTimeout at its deadline
 };
 
-struct Connection {
-  Connection(tcp::socket s, size_t buffer_limit, std::atomic<int>* open_count)
-      : socket(std::move(s)), timer(socket.get_executor()), buffer(buffer_limit),
-        open_count_(open_count) {}
-  ~Connection() { open_count_->fetch_sub(1, std::memory_order_relaxed); }
-  tcp::socket socket;
-  asio::steady_timer timer;     // the park deadline (network thread only)
+struct Loop;
+
+// Who owns a connection. A thread that parks it sets kArming, arms it in
+// epoll, then kParked; from kParked only the loop's leader takes it back
+// (kOwned), when epoll reports it. So at any time one thread uses it.
+enum ConnState : int { kOwned, kArming, kParked };
+
+struct Connection : std::enable_shared_from_this<Connection> {
+  Connection(int fd_in, Loop* loop_in, size_t buffer_limit, std::atomic<int>* open_count)
+      : fd(fd_in), loop(loop_in), buffer(buffer_limit), open_count_(open_count) {}
+  ~Connection() {
+    if (fd >= 0) ::close(fd);
+    Uncount();
+  }
+  // Out of the open-connection count (at close, not when freed).
+  void Uncount() {
+    if (counted_) open_count_->fetch_sub(1, std::memory_order_relaxed);
+    counted_ = false;
+  }
+  int fd;                       // -1 once closed
+  Loop* loop;                   // the event loop it parks on
   beast::flat_buffer buffer;    // bounded: a head, a chunk header, read-ahead
   std::optional<Parser> parser; // the request head being read, kept across parks
   std::unique_ptr<SSL, SslFree> ssl;  // TLS listeners: the session (handshake on first read)
   Clock::time_point head_deadline;
-  ParkReason parked_for = ParkReason::kIdle;
-  bool expired = false;         // the park deadline passed
+  bool expired = false;         // parked with a partial head past its deadline
   std::string remote;
+  // Written by the thread that parks it before it is kParked (release), read
+  // by the loop's leader (and its sweep) after seeing kParked (acquire).
+  ParkReason parked_for = ParkReason::kIdle;
+  Clock::time_point deadline;
+  std::atomic<int> state{kOwned};
+  bool registered = false;      // in its loop's epoll set (owner only)
 
  private:
   std::atomic<int>* open_count_;
+  bool counted_ = true;
 };
 
-// Keep-alive clients usually send the next request right away: wait this
-// long (blocked in poll, no CPU) before handing the connection back to the
-// network thread, which would cost two thread switches.
+// An event loop: an epoll set holding the listener (shared by every loop,
+// EPOLLEXCLUSIVE), the stop signal and its parked connections, each
+// registered EPOLLONESHOT so that a readiness is delivered once and the
+// connection then has one owner until it is armed again. One pool thread at a
+// time leads it (waits on it and serves what it reports); a leader that would
+// wait on anything but a core hands the loop to another thread first.
+struct Loop {
+  int epfd = -1;
+  // Every open connection of the loop, for the deadline sweep.
+  std::mutex conns_mu;
+  std::unordered_map<Connection*, std::shared_ptr<Connection>> conns;
+  // Closed connections, freed by the leader before its next epoll_wait: an
+  // event fetched before a connection left the set may still name it.
+  std::vector<std::shared_ptr<Connection>> closed;
+  // The leader's state (passed on with the loop under the pool's lock).
+  std::array<epoll_event, 64> events{};
+  int count = 0;
+  int next = 0;
+  Clock::time_point next_sweep{};
+  bool accept_paused = false;
+  Clock::time_point accept_resume{};
+  ~Loop() {
+    if (epfd >= 0) ::close(epfd);
+  }
+};
+
+// Keep-alive clients usually send the next request right away: a pool
+// worker waits this long (blocked in poll, no CPU) before parking the
+// connection on its loop.
 constexpr int kKeepAliveLingerMs = 1;
 // Back-off before accepting again after running out of file descriptors.
-constexpr int kAcceptBackoffMs = 50;
-// A worker thread beyond ServerOptions::worker_threads ends after this long
-// without work.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
+// A worker thread beyond the pool's base ends after this long without work.
 constexpr auto kSpareWorkerIdle = std::chrono::seconds(10);
-
-// Minimum body rate: a body that has delivered `bytes` after `start` may
-// take until start + grace + bytes / rate for its next bytes.
-struct BodyRate {
-  int grace_ms;
-  uint64_t min_bytes_per_s;
-};
-
-class BodySource : public ByteSource {
- public:
-  BodySource(Parser& parser, TimedStream& stream, beast::flat_buffer& buffer, bool expect_continue,
-             BodyRate rate)
-      : parser_(parser), stream_(stream), buffer_(buffer), expect_continue_(expect_continue),
-        rate_(rate) {
-    // Content-Length bodies bypass Beast's parser: it would copy them through
-    // its flat buffer, which stays small (512-byte reads, measured). Chunked
-    // bodies still go through the parser, which decodes the framing.
-    if (!parser_.chunked() && parser_.content_length()) {
-      direct_ = true;
-      remaining_ = *parser_.content_length();
-    }
-  }
-
-  Result<size_t> Read(char* buf, size_t n) override {
-    if (done() || n == 0) return size_t{0};
-    if (expect_continue_) {
-      expect_continue_ = false;
-      static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-      iovec iov{const_cast<char*>(kContinue), sizeof(kContinue) - 1};
-      boost::system::error_code ec;
-      if (!stream_.SendAll(&iov, 1, ec)) return Aborted("sending 100 Continue: " + ec.message());
-    }
-    if (!started_) {
-      started_ = true;
-      start_ = Clock::now();
-    }
-    if (rate_.min_bytes_per_s > 0) {
-      auto allowed = std::chrono::milliseconds(rate_.grace_ms) +
-                     std::chrono::milliseconds(received_ * 1000 / rate_.min_bytes_per_s);
-      stream_.SetDeadline(start_ + allowed);
-    }
-    Result<size_t> r = direct_ ? ReadDirect(buf, n) : ReadParsed(buf, n);
-    stream_.SetDeadline(std::nullopt);
-    if (r.ok()) received_ += *r;
-    return r;
-  }
-  bool failed() const { return failed_; }
-  bool done() const { return direct_ ? remaining_ == 0 : parser_.is_done(); }
-
- private:
-  Result<size_t> ReadDirect(char* buf, size_t n) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(n, remaining_));
-    if (buffer_.size() > 0) {  // bytes that arrived together with the head
-      size_t take = std::min(want, buffer_.size());
-      std::memcpy(buf, buffer_.data().data(), take);
-      buffer_.consume(take);
-      remaining_ -= take;
-      return take;
-    }
-    boost::system::error_code ec;
-    size_t got = stream_.read_some(asio::buffer(buf, want), ec);
-    if (ec) return Fail(ec);
-    remaining_ -= got;
-    return got;
-  }
-
-  Result<size_t> ReadParsed(char* buf, size_t n) {
-    boost::system::error_code ec;
-    size_t got = ReadParsedBody(stream_, buffer_, parser_, buf, n, ec);
-    if (ec) return Fail(ec);
-    return got;
-  }
-
-  Status Fail(const boost::system::error_code& ec) {
-    failed_ = true;
-    if (ec == asio::error::timed_out) {
-      return DeadlineExceeded("request body: client stalled or below the minimum rate");
-    }
-    if (ec == asio::error::eof || ec == bhttp::error::partial_message ||
-        ec == asio::error::connection_reset) {
-      return Aborted("request body: connection closed early");
-    }
-    return InvalidArgument("request body: " + ec.message());
-  }
-
-  Parser& parser_;
-  TimedStream& stream_;
-  beast::flat_buffer& buffer_;
-  bool expect_continue_;
-  BodyRate rate_;
-  bool started_ = false;
-  Clock::time_point start_;
-  uint64_t received_ = 0;
-  bool direct_ = false;
-  uint64_t remaining_ = 0;
-  bool failed_ = false;
-};
-
-class Writer : public ResponseWriter {
- public:
-  // `body` (optional) tells whether the request body was consumed; if not,
-  // the connection cannot be reused and the response says so.
-  Writer(TimedStream& stream, bool close, const BodySource* body = nullptr)
-      : stream_(stream), close_(close), body_(body) {}
-
-  Status Start(int status, const Headers& headers, uint64_t content_length,
-               bool send_body = true) override {
-    if (started_) return Internal("response started twice");
-    // The last line of defence against header injection: nothing with a CR,
-    // LF or other control character goes on the wire (inputs are checked
-    // earlier; this catches what slipped through).
-    for (const auto& [k, v] : headers) {
-      if (!IsSafeHeader(k, v)) {
-        STRATA_LOG("refusing to send unsafe response header '%s'", k.c_str());
-        return Internal("unsafe response header " + k);
-      }
-    }
-    started_ = true;
-    remaining_ = send_body ? content_length : 0;
-    if (body_ && !body_->done()) close_ = true;
-    head_ = "HTTP/1.1 " + std::to_string(status) + " " + std::string(Reason(status)) + "\r\n";
-    for (const auto& [k, v] : headers) {
-      head_.append(k).append(": ").append(v).append("\r\n");
-    }
-    head_.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
-    if (close_) head_.append("Connection: close\r\n");
-    head_.append("\r\n");
-    if (remaining_ == 0) return Flush({});
-    return Status::OK();
-  }
-
-  Status Write(std::string_view data) override {
-    if (!started_) return Internal("write before start");
-    if (data.size() > remaining_) return Internal("response body longer than Content-Length");
-    remaining_ -= data.size();
-    return Flush(data);
-  }
-
-  bool can_send_file() const override { return !stream_.tls(); }
-  Status SendFile(int fd, uint64_t offset, uint64_t n) override {
-    if (!started_) return Internal("write before start");
-    if (n > remaining_) return Internal("response body longer than Content-Length");
-    if (n == 0) return Status::OK();
-    if (!head_.empty()) RETURN_IF_ERROR(Flush({}, /*more=*/true));
-    remaining_ -= n;
-    boost::system::error_code ec;
-    if (!stream_.SendFile(fd, offset, n, ec)) {
-      failed_ = true;
-      return Aborted("sending response: " + ec.message());
-    }
-    return Status::OK();
-  }
-  bool started() const override { return started_; }
-  void CloseAfterResponse() override { close_ = true; }
-  bool close() const { return close_; }
-  bool complete() const { return started_ && remaining_ == 0 && head_.empty() && !failed_; }
-
- private:
-  // Sends the pending head (if any) together with data in one sendmsg.
-  Status Flush(std::string_view data, bool more = false) {
-    iovec iov[2] = {{head_.data(), head_.size()}, {const_cast<char*>(data.data()), data.size()}};
-    boost::system::error_code ec;
-    bool ok = stream_.SendAll(iov, 2, ec, more);
-    head_.clear();
-    if (!ok) {
-      failed_ = true;
-      return Aborted("sending response: " + ec.message());
-    }
-    return Status::OK();
-  }
-
-  TimedStream& stream_;
-  bool close_;
-  const BodySource* body_;
-  bool started_ = false;
-  bool failed_ = false;
-  uint64_t remaining_ = 0;
-  std::string head_;
-};
+// Pipelined requests a leader serves in a row before passing the
+// connection to the pool (the other connections on its loop wait meanwhile).
+constexpr int kMaxInlineInARow = 16;
+// Connections accepted per listener readiness before the loop looks at the rest.
+constexpr int kAcceptBatch = 64;
 
 // What a worker does with a connection after serving it.
 enum class After { kPark, kClosed };
 
+char kListenTag;  // epoll_event.data.ptr of the listener
+char kStopTag;    // ... and of the stop eventfd
+
 class ServerImpl final : public Server, private ThreadWaitObserver {
  public:
   ServerImpl(ServerOptions options, Handler handler, ErrorRenderer on_error)
-      : options_(std::move(options)),
-        handler_(std::move(handler)),
-        on_error_(std::move(on_error)),
-        acceptor_(ioc_),
-        accept_backoff_(ioc_) {}
+      : options_(std::move(options)), handler_(std::move(handler)), on_error_(std::move(on_error)) {}
 
   ~ServerImpl() override {
     Stop();
+    loops_.clear();
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    if (stop_fd_ >= 0) ::close(stop_fd_);
     if (spare_fd_ >= 0) ::close(spare_fd_);
   }
 
@@ -334,31 +157,61 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     auto addr = asio::ip::make_address(options_.host, ec);
     if (ec) return InvalidArgument("bad listen address " + options_.host);
     tcp::endpoint ep(addr, static_cast<unsigned short>(options_.port));
-    acceptor_.open(ep.protocol(), ec);
-    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(ep, ec);
-    if (!ec) acceptor_.listen(1024, ec);
-    if (ec) return Unavailable("listen on " + options_.host + ":" + std::to_string(options_.port) +
-                               ": " + ec.message());
-    port_ = acceptor_.local_endpoint().port();
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    listen_fd_ = ::socket(ep.protocol().family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (listen_fd_ < 0 ||
+        ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        ::bind(listen_fd_, ep.data(), static_cast<socklen_t>(ep.size())) != 0 ||
+        ::listen(listen_fd_, 1024) != 0) {
+      return Unavailable("listen on " + where + ": " + std::strerror(errno));
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof(bound);
+    if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
+      return Unavailable("listen on " + where + ": " + std::strerror(errno));
+    }
+    port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     // One descriptor held in reserve: when the process runs out, it is given
     // up to accept and close the waiting connection, so the listener neither
     // spins on EMFILE nor leaves clients hanging.
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    // The pool's settings before the first connection can reach them.
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop_fd_ < 0) return Unavailable(std::string("eventfd: ") + std::strerror(errno));
+    int loops = options_.event_loops > 0
+                    ? options_.event_loops
+                    : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    for (int i = 0; i < loops; ++i) {
+      auto loop = std::make_unique<Loop>();
+      loop->epfd = ::epoll_create1(EPOLL_CLOEXEC);
+      epoll_event stop{};
+      stop.events = EPOLLIN;
+      stop.data.ptr = &kStopTag;
+      if (loop->epfd < 0 || ::epoll_ctl(loop->epfd, EPOLL_CTL_ADD, stop_fd_, &stop) != 0 ||
+          !WatchListener(*loop)) {
+        return Unavailable(std::string("epoll: ") + std::strerror(errno));
+      }
+      loops_.push_back(std::move(loop));
+    }
+    // The pool: worker_threads serving requests at once, plus one leader per
+    // loop (threads ending a bulk request or a wait hand their loop on).
     options_.worker_threads = std::max(options_.worker_threads, 1);
     options_.max_worker_threads = std::max(options_.max_worker_threads, options_.worker_threads);
+    pool_base_ = options_.worker_threads + loops;
+    pool_max_ = options_.max_worker_threads + loops;
+    const auto sweep = std::chrono::milliseconds(
+        std::min(options_.header_timeout_ms, options_.idle_timeout_ms) / 8);
+    sweep_interval_ = std::clamp<Clock::duration>(sweep, std::chrono::milliseconds(5),
+                                                  std::chrono::milliseconds(500));
     base_nice_ = ThisThreadNice();
+    loop_count_ = loops;
     {
       std::lock_guard lock(mu_);
-      threads_ = options_.worker_threads;
+      AddThreadsLocked(pool_base_);
+      for (auto& l : loops_) leaderless_.push_back(l.get());
     }
-    for (int i = 0; i < options_.worker_threads; ++i) StartWorker();
-    Accept();
-    net_thread_ = std::thread([this] {
-      NameThisThread("http-net");
-      ioc_.run();
-    });
+    for (int i = 0; i < pool_base_; ++i) StartWorker();
     return Status::OK();
   }
 
@@ -366,141 +219,294 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
 
   void Stop() override {
     if (stopped_.exchange(true)) return;
-    asio::post(ioc_, [this] {
-      boost::system::error_code ec;
-      acceptor_.close(ec);
-    });
-    ioc_.stop();
-    if (net_thread_.joinable()) net_thread_.join();
+    if (stop_fd_ >= 0) {
+      uint64_t one = 1;  // level-triggered in every loop: each leader sees it
+      [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof(one));
+    }
     std::unordered_map<std::thread::id, std::thread> workers;
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
       queue_.clear();
+      leaderless_.clear();
       workers.swap(workers_);  // no thread is added once stopping_ is set
     }
     cv_.notify_all();
     for (auto& [id, t] : workers) t.join();
+    if (listen_fd_ >= 0) ::close(listen_fd_);  // the kernel completes no more handshakes
+    listen_fd_ = -1;
+    for (auto& loop : loops_) {  // every thread is gone: the connections go
+      std::lock_guard lock(loop->conns_mu);
+      loop->conns.clear();
+    }
   }
 
  private:
-  void Accept() {
-    acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-        if (ec == asio::error::no_descriptors || ec.value() == ENFILE ||
-            ec == asio::error::no_buffer_space || ec == asio::error::no_memory) {
+  bool WatchListener(Loop& loop) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;  // one loop woken per connection, not all
+    ev.data.ptr = &kListenTag;
+    return ::epoll_ctl(loop.epfd, EPOLL_CTL_ADD, listen_fd_, &ev) == 0;
+  }
+
+  // ---- the event loops ---------------------------------------------------------
+
+  // Leads `loop` until this thread hands it on (it then returns once the
+  // request that made it wait is done) or the server stops.
+  void Lead(Loop& loop) {
+    tls_leading_ = &loop;
+    while (tls_leading_ == &loop) {
+      if (loop.next == loop.count) {
+        if (stopped_.load(std::memory_order_relaxed)) break;
+        WaitForEvents(loop);
+        continue;
+      }
+      const epoll_event ev = loop.events[loop.next++];
+      if (ev.data.ptr == &kStopTag) break;
+      if (ev.data.ptr == &kListenTag) {
+        AcceptSome(loop);
+        continue;
+      }
+      Ready(static_cast<Connection*>(ev.data.ptr));
+    }
+    if (tls_leading_ == &loop) {  // stopping: nobody takes it on
+      tls_leading_ = nullptr;
+      std::lock_guard lock(mu_);
+      --leading_;
+    }
+  }
+
+  // Between batches: the deadline sweep, the accept back-off, then epoll.
+  void WaitForEvents(Loop& loop) {
+    std::vector<std::shared_ptr<Connection>> closed;
+    {
+      std::lock_guard lock(loop.conns_mu);
+      closed.swap(loop.closed);
+    }
+    closed.clear();
+    auto now = Clock::now();
+    if (now >= loop.next_sweep) {
+      Sweep(loop, now);
+      loop.next_sweep = now + sweep_interval_;
+    }
+    if (loop.accept_paused && now >= loop.accept_resume) {
+      loop.accept_paused = !WatchListener(loop);
+      if (loop.accept_paused) loop.accept_resume = now + kAcceptBackoff;
+    }
+    auto wake = loop.next_sweep;
+    if (loop.accept_paused) wake = std::min(wake, loop.accept_resume);
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wake - now).count();
+    int n = ::epoll_wait(loop.epfd, loop.events.data(), static_cast<int>(loop.events.size()),
+                         static_cast<int>(std::max<int64_t>(ms, 0)));
+    if (n < 0) {
+      if (errno != EINTR) STRATA_LOG("http: epoll_wait: %s", std::strerror(errno));
+      n = 0;
+    }
+    loop.count = n;
+    loop.next = 0;
+  }
+
+  // Parked connections past their deadline are re-armed for writing too, so
+  // epoll reports them at once and Ready, the one place that takes a parked
+  // connection back, expires them: idle ones are closed, a partial head goes
+  // to the pool to be answered RequestTimeout. (A parker still arming is
+  // kArming, not kParked: left for the next sweep.)
+  void Sweep(Loop& loop, Clock::time_point now) {
+    std::lock_guard lock(loop.conns_mu);
+    for (auto& [p, c] : loop.conns) {
+      if (c->state.load(std::memory_order_acquire) != kParked || c->deadline > now) continue;
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLOUT | EPOLLONESHOT;
+      ev.data.ptr = c.get();
+      ::epoll_ctl(loop.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+  }
+
+  // Accepts what is waiting (a batch at most). Each connection goes to the
+  // next loop in turn: which loop's epoll wakes for the listener is the
+  // kernel's choice (often the same one), and a connection stays with its
+  // loop for its life.
+  void AcceptSome(Loop& loop) {
+    for (int i = 0; i < kAcceptBatch && tls_leading_ == &loop; ++i) {
+      sockaddr_storage sa{};
+      socklen_t len = sizeof(sa);
+      int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&sa), &len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        const int err = errno;
+        if (err == EAGAIN || err == EWOULDBLOCK) return;
+        if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
           ShedOneConnection();
-          accept_backoff_.expires_after(std::chrono::milliseconds(kAcceptBackoffMs));
-          accept_backoff_.async_wait([this](boost::system::error_code) {
-            if (acceptor_.is_open()) Accept();
-          });
+          // This loop stops watching the listener for a while (a readiness
+          // it cannot act on would wake it at once, again and again).
+          ::epoll_ctl(loop.epfd, EPOLL_CTL_DEL, listen_fd_, nullptr);
+          loop.accept_paused = true;
+          loop.accept_resume = Clock::now() + kAcceptBackoff;
           return;
         }
-        Accept();
+        if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == EPERM) continue;
+        STRATA_LOG("http: accept: %s", std::strerror(err));
         return;
       }
       int open = open_connections_.fetch_add(1, std::memory_order_relaxed) + 1;
-      auto conn = std::make_shared<Connection>(
-          std::move(socket), options_.max_header_bytes + kBufferSlackBytes, &open_connections_);
+      Loop* home = loops_[next_loop_.fetch_add(1, std::memory_order_relaxed) % loops_.size()].get();
+      auto conn = std::make_shared<Connection>(fd, home, options_.max_header_bytes + kBufferSlackBytes,
+                                               &open_connections_);
       if (open > options_.max_connections) {
         RefuseOverloaded(*conn);
-      } else if (options_.tls && !StartTls(*conn)) {
-        boost::system::error_code ignored;
-        conn->socket.close(ignored);
-      } else if (!SetNonBlocking(*conn)) {
-        boost::system::error_code ignored;
-        conn->socket.close(ignored);
-      } else {
-        boost::system::error_code ignored;
-        conn->socket.set_option(tcp::no_delay(true), ignored);
-        auto ep = conn->socket.remote_endpoint(ignored);
-        if (!ignored) conn->remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-        ParkNow(conn, ParkReason::kIdle);
+        continue;  // its destructor closes it
       }
-      Accept();
-    });
+      if (options_.tls) {
+        conn->ssl.reset(options_.tls->NewSession(fd));
+        if (!conn->ssl) continue;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      tcp::endpoint ep;
+      if (len <= ep.capacity()) {
+        std::memcpy(ep.data(), &sa, len);
+        ep.resize(len);
+        boost::system::error_code ignored;
+        conn->remote = ep.address().to_string(ignored) + ":" + std::to_string(ep.port());
+      }
+      {
+        std::lock_guard lock(home->conns_mu);
+        home->conns.emplace(conn.get(), conn);
+      }
+      Park(conn, ParkReason::kIdle);
+    }
   }
 
   // Out of descriptors: use the spare one to accept and drop the connection
   // at the head of the backlog, then take the spare back.
   void ShedOneConnection() {
-    STRATA_LOG("accept: out of file descriptors (%d connections open); shedding", 
+    std::lock_guard lock(spare_mu_);
+    STRATA_LOG("accept: out of file descriptors (%d connections open); shedding",
                open_connections_.load());
     if (spare_fd_ < 0) return;
     ::close(spare_fd_);
-    int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) ::close(fd);
     spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
 
-  // O_NONBLOCK on the socket itself, not left to Asio (whose async_wait sets
-  // it in some versions only): TimedStream's waits, and sendfile (which has no
-  // MSG_DONTWAIT) answering EAGAIN instead of blocking past every timeout.
-  static bool SetNonBlocking(Connection& conn) {
-    int fd = conn.socket.native_handle();
-    int flags = ::fcntl(fd, F_GETFL);
-    return flags >= 0 && ((flags & O_NONBLOCK) || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
-  }
-
-  // A TLS session on the socket, whose reads and writes then never block
-  // (the handshake happens on the first read, on a worker).
-  bool StartTls(Connection& conn) {
-    if (!SetNonBlocking(conn)) return false;
-    int fd = conn.socket.native_handle();
-    conn.ssl.reset(options_.tls->NewSession(fd));
-    return conn.ssl != nullptr;
-  }
-
-  // Over the connection cap: a best-effort answer (never blocking the
-  // network thread) and close. A TLS client would read plain text as a
-  // broken record: it is closed without one.
+  // Over the connection cap: a best-effort answer (never blocking the loop)
+  // and close. A TLS client would read plain text as a broken record: it is
+  // closed without one.
   void RefuseOverloaded(Connection& conn) {
-    if (options_.tls) {
-      boost::system::error_code ec;
-      conn.socket.close(ec);
-      return;
-    }
-    TimedStream stream(conn.socket.native_handle(), 0);
+    if (options_.tls) return;
+    TimedStream stream(conn.fd, 0);
     Writer out(stream, /*close=*/true);
     on_error_(ProtocolError::kOverloaded, out);
-    boost::system::error_code ec;
-    conn.socket.close(ec);
   }
 
-  // From a worker: park on the network thread.
-  void Park(std::shared_ptr<Connection> conn, ParkReason reason) {
-    asio::post(ioc_, [this, conn, reason] { ParkNow(conn, reason); });
-  }
-
-  // On the network thread: wait until the connection has bytes to read or
-  // its deadline passes (idle timeout, or the head deadline of a partial
-  // head), then hand it to a worker.
-  void ParkNow(const std::shared_ptr<Connection>& conn, ParkReason reason) {
-    conn->parked_for = reason;
-    conn->expired = false;
-    if (reason == ParkReason::kPartialHead) {
-      conn->timer.expires_at(conn->head_deadline);
-    } else {
-      conn->timer.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
+  // Parks the connection on its loop until it has bytes to read (or its
+  // deadline: the idle timeout, or the head deadline of a partial head).
+  // From here on the loop owns it.
+  void Park(const std::shared_ptr<Connection>& conn, ParkReason reason) {
+    const auto now = Clock::now();
+    if (reason == ParkReason::kPartialHead && conn->head_deadline <= now) {
+      conn->expired = true;  // past its deadline already: answered now
+      Enqueue(conn);
+      return;
     }
-    conn->timer.async_wait([conn](boost::system::error_code ec) {
-      if (ec) return;  // cancelled: the connection became readable
-      conn->expired = true;
-      boost::system::error_code ignored;
-      conn->socket.cancel(ignored);
-    });
-    conn->socket.async_wait(tcp::socket::wait_read, [this, conn](boost::system::error_code ec) {
-      conn->timer.cancel();
-      if (ec && !conn->expired) return;  // closed or server stopping
-      if (conn->expired && conn->parked_for == ParkReason::kIdle) {
-        boost::system::error_code ignored;
-        conn->socket.close(ignored);
+    conn->expired = false;
+    conn->parked_for = reason;
+    conn->deadline = reason == ParkReason::kPartialHead
+                         ? conn->head_deadline
+                         : now + std::chrono::milliseconds(options_.idle_timeout_ms);
+    const int op = conn->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    conn->registered = true;
+    conn->state.store(kArming, std::memory_order_release);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.ptr = conn.get();
+    if (::epoll_ctl(conn->loop->epfd, op, conn->fd, &ev) != 0) {
+      STRATA_LOG("http: epoll_ctl: %s", std::strerror(errno));
+      conn->state.store(kOwned, std::memory_order_relaxed);  // no event can come
+      Close(*conn, false);
+      return;
+    }
+    // The last touch: once kParked, the leader may take it (and close it).
+    conn->state.store(kParked, std::memory_order_release);
+  }
+
+  // Epoll reported a parked connection (bytes, a hang-up, or the sweep's
+  // wake-up past its deadline): the leader owns it now.
+  void Ready(Connection* c) {
+    int st = c->state.load(std::memory_order_acquire);
+    while (true) {
+      if (st == kOwned) return;  // not parked: nothing to take (cannot happen)
+      if (st == kArming) {       // its parker is between epoll_ctl and kParked
+        std::this_thread::yield();
+        st = c->state.load(std::memory_order_acquire);
+        continue;
+      }
+      if (c->state.compare_exchange_weak(st, kOwned, std::memory_order_acq_rel)) break;
+    }
+    std::shared_ptr<Connection> conn = c->shared_from_this();
+    if (Clock::now() >= conn->deadline) {
+      if (conn->parked_for == ParkReason::kIdle) {
+        Close(*conn, false);
+      } else {
+        conn->expired = true;  // the pool answers RequestTimeout (ReadHead)
+        Enqueue(std::move(conn));
+      }
+      return;
+    }
+    if (conn->ssl) {  // TLS handshakes and records are work for the pool
+      Enqueue(std::move(conn));
+      return;
+    }
+    ServeOnLoop(conn);
+  }
+
+  // A GET or HEAD without a body is served by the leader itself: no
+  // hand-off, and one epoll wait covers every connection that is ready.
+  // Should it wait on anything but a core (a client not reading, a helper's
+  // next piece, a large reply turning bulk), the leader hands its loop on
+  // first (WaitBegins, TurnsBulk) and finishes as a pool worker. Every other
+  // request may write and sync, copy, or wait on a body: the pool's. So is
+  // everything once the pool has used its reserve of threads for hand-offs
+  // (HandOverLocked), where a hand-off could find no thread and the loop
+  // would wait with its leader.
+  void ServeOnLoop(const std::shared_ptr<Connection>& conn) {
+    TimedStream stream(conn->fd, options_.io_timeout_ms);
+    for (int served = 0;; ++served) {
+      After after = After::kClosed;
+      ParkReason reason = ParkReason::kIdle;
+      if (!ReadHead(*conn, stream, &after, &reason)) {
+        if (after == After::kPark) Park(conn, reason);
         return;
       }
-      Enqueue(conn);
-    });
+      if (served >= kMaxInlineInARow || !ServedOnLoop(*conn->parser) ||
+          threads_now_.load(std::memory_order_relaxed) >= pool_max_ + loop_count_) {
+        Enqueue(conn);
+        return;
+      }
+      if (!Exchange(*conn, stream)) return;
+      const bool buffered = HasBufferedRequest(*conn);
+      if (tls_leading_ == nullptr) {  // handed on: this thread is a worker now
+        if (buffered) {
+          Enqueue(conn);
+        } else {
+          Park(conn, ParkReason::kIdle);
+        }
+        return;
+      }
+      if (!buffered) {
+        Park(conn, ParkReason::kIdle);
+        return;
+      }
+    }
   }
+
+  static bool ServedOnLoop(const Parser& parser) {
+    const bhttp::verb method = parser.get().method();
+    return (method == bhttp::verb::get || method == bhttp::verb::head) && parser.is_done();
+  }
+
+  // ---- the worker pool ---------------------------------------------------------
 
   void Enqueue(std::shared_ptr<Connection> conn) {
     std::unique_lock lock(mu_);
@@ -513,33 +519,68 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
 
   // The worker pool. Under mu_: threads_ alive, idle_ of them waiting for
   // work (signaled_ of those woken and not yet up), waiting_ of them in a
-  // ScopedWait (on their client, or a helper's next piece). The others are
-  // running, and a connection is taken from the queue only while fewer than
-  // worker_threads run: a thread that waits is replaced by another (up to
-  // max_worker_threads), so the requests behind it are not held up by a
-  // reader that does not read.
-  int RunningLocked() const { return threads_ - (idle_ - signaled_) - waiting_ - bulk_; }
+  // ScopedWait (on their client, or a helper's next piece), bulk_ turned
+  // bulk, leading_ leading a loop. The others are running, and a connection
+  // is taken from the queue only while fewer than worker_threads run: a
+  // thread that waits is replaced by another (up to max_worker_threads plus
+  // the leaders), so the requests behind it are not held up by a reader that
+  // does not read. A loop without a leader takes the next free thread.
+  int RunningLocked() const {
+    return threads_ - (idle_ - signaled_) - waiting_ - bulk_ - leading_;
+  }
 
   bool CanTakeLocked() const {
     // Called by an idle thread: it is not among the running.
-    return !queue_.empty() && threads_ - idle_ - waiting_ - bulk_ < options_.worker_threads;
+    return !queue_.empty() &&
+           threads_ - idle_ - waiting_ - bulk_ - leading_ < options_.worker_threads;
   }
 
-  // Work is queued: wakes an idle thread for it, if one may run. True when a
-  // new thread is wanted instead: threads_ counts it already, and the caller
-  // starts it with StartWorker once it has let go of mu_ (creating a thread
-  // takes the process's memory-map lock, which page faults elsewhere hold:
-  // not a wait for everyone queued behind mu_).
-  bool WakeWorkerLocked() {
-    if (stopping_ || queue_.empty() || RunningLocked() >= options_.worker_threads) return false;
+  // Wakes an idle thread, or says a new one is wanted: threads_ counts it
+  // already, and the caller starts it with StartWorker once it has let go of
+  // mu_ (creating a thread takes the process's memory-map lock, which page
+  // faults elsewhere hold: not a wait for everyone queued behind mu_).
+  bool WakeOrGrowLocked(int max_threads) {
     if (idle_ > signaled_) {
       ++signaled_;
       cv_.notify_one();
       return false;
     }
-    if (threads_ >= options_.max_worker_threads) return false;
-    ++threads_;
+    if (threads_ >= max_threads) return false;
+    AddThreadsLocked(1);
     return true;
+  }
+
+  void AddThreadsLocked(int n) {
+    threads_ += n;
+    threads_now_.store(threads_, std::memory_order_relaxed);
+  }
+
+  // Threads to start (after letting go of mu_) for what waits: a loop
+  // without a leader, queued connections.
+  int WakeLocked() {
+    int starts = 0;
+    if (!stopping_ && !leaderless_.empty() && WakeOrGrowLocked(pool_max_ + loop_count_)) ++starts;
+    if (WakeWorkerLocked()) ++starts;
+    return starts;
+  }
+
+  // Work is queued: a thread for it, if one may run.
+  bool WakeWorkerLocked() {
+    if (stopping_ || queue_.empty() || RunningLocked() >= options_.worker_threads) return false;
+    return WakeOrGrowLocked(pool_max_);
+  }
+
+  // On a leader about to wait or turn bulk: its loop goes to another thread,
+  // past the pool's cap by up to one thread per loop (a loop without a leader
+  // accepts, sweeps and serves nothing). Once that reserve is used up the
+  // loops serve nothing themselves (ServeOnLoop), so they keep their leaders.
+  bool HandOverLocked() {
+    Loop* loop = tls_leading_;
+    tls_leading_ = nullptr;
+    --leading_;
+    if (stopping_) return false;
+    leaderless_.push_back(loop);
+    return WakeOrGrowLocked(pool_max_ + loop_count_);
   }
 
   // Starts a worker threads_ already counts (not holding mu_), and joins
@@ -558,7 +599,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     } catch (const std::system_error& e) {  // out of threads (pids cgroup, RLIMIT_NPROC)
       STRATA_LOG("http: could not start a worker thread: %s", e.what());
       std::lock_guard lock(mu_);
-      --threads_;
+      AddThreadsLocked(-1);
       return;
     }
     std::vector<std::thread> ended;
@@ -584,13 +625,15 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     for (auto& e : ended) e.join();  // they have left mu_ for good
   }
 
-  // A worker waits on its client or on a helper (common/thread_wait.h).
+  // A worker waits on its client or on a helper (common/thread_wait.h). A
+  // leader hands its loop on first, and is a worker from then on.
   void WaitBegins() override {
     std::unique_lock lock(mu_);
+    int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
     ++waiting_;
-    if (!WakeWorkerLocked()) return;
+    if (WakeWorkerLocked()) ++starts;
     lock.unlock();
-    StartWorker();
+    while (starts-- > 0) StartWorker();
   }
   void WaitEnds() override {
     std::lock_guard lock(mu_);
@@ -601,10 +644,11 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   void TurnsBulk() override {
     tls_bulk_ = true;
     std::unique_lock lock(mu_);
+    int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
     ++bulk_;
-    if (!WakeWorkerLocked()) return;
+    if (WakeWorkerLocked()) ++starts;
     lock.unlock();
-    StartWorker();
+    while (starts-- > 0) StartWorker();
   }
 
   void Work() {
@@ -612,61 +656,71 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     while (true) {
       ++idle_;
       bool expired = false;
-      while (!stopping_ && !CanTakeLocked()) {
-        if (threads_ > options_.worker_threads) {
+      while (!stopping_ && leaderless_.empty() && !CanTakeLocked()) {
+        if (threads_ > pool_base_) {
           expired = cv_.wait_for(lock, kSpareWorkerIdle) == std::cv_status::timeout;
         } else {
           cv_.wait(lock);
         }
         if (signaled_ > 0) --signaled_;
-        if (expired && !CanTakeLocked() && threads_ > options_.worker_threads) break;
+        if (expired && leaderless_.empty() && !CanTakeLocked() && threads_ > pool_base_) break;
         expired = false;
       }
       --idle_;
       if (stopping_ || expired) {
-        --threads_;
+        AddThreadsLocked(-1);
         finished_.push_back(std::this_thread::get_id());
         return;
       }
-      std::shared_ptr<Connection> conn = std::move(queue_.front());
-      queue_.pop_front();
-      const bool start = WakeWorkerLocked();  // more queued: another thread, if one may run
-      lock.unlock();
-      if (start) StartWorker();
-      ParkReason reason = ParkReason::kIdle;
-      After after = Serve(*conn, &reason);
+      if (!leaderless_.empty()) {
+        Loop* loop = leaderless_.back();
+        leaderless_.pop_back();
+        ++leading_;
+        int starts = WakeLocked();  // the wake may have been meant for other work
+        lock.unlock();
+        while (starts-- > 0) StartWorker();
+        Lead(*loop);  // back when it handed the loop on and its request is done
+      } else {
+        std::shared_ptr<Connection> conn = std::move(queue_.front());
+        queue_.pop_front();
+        const bool start = WakeWorkerLocked();  // more queued: another thread, if one may run
+        lock.unlock();
+        if (start) StartWorker();
+        ParkReason reason = ParkReason::kIdle;
+        if (Serve(*conn, &reason) == After::kPark) {
+          if (reason == ParkReason::kIdle && HasBufferedRequest(*conn)) {
+            // After bulk work Serve stops between requests: the next one is here
+            // already, and parking on the socket would not see it. (A partial
+            // head parks: the loop waits for its bytes.)
+            Enqueue(std::move(conn));
+          } else {
+            Park(conn, reason);
+          }
+        }
+      }
       const bool was_bulk = tls_bulk_;  // the request turned bulk (TurnsBulk) and ended
       bool retire = false;
       if (was_bulk) {
         tls_bulk_ = false;
         retire = !EndThisThreadBulk();  // a priority it cannot raise back: this thread ends
       }
-      if (after == After::kPark) {
-        if (reason == ParkReason::kIdle && HasBufferedRequest(*conn)) {
-          // After bulk work Serve stops between requests: the next one is here
-          // already, and parking on the socket would not see it. (A partial
-          // head parks: the network thread waits for its bytes.)
-          Enqueue(std::move(conn));
-        } else {
-          Park(std::move(conn), reason);
-        }
-      }
-      conn.reset();
       lock.lock();
       if (was_bulk) --bulk_;
       if (retire) {
-        --threads_;
-        const bool replace = WakeWorkerLocked();
+        AddThreadsLocked(-1);
+        int replace = WakeLocked();
         lock.unlock();
         // Listed as ended only once done with StartWorker, so no thread ever
         // joins one that is itself joining.
-        if (replace) StartWorker();
+        while (replace-- > 0) StartWorker();
         lock.lock();
         finished_.push_back(std::this_thread::get_id());
         return;
       }
     }
   }
+
+  // ---- serving requests ----------------------------------------------------------
 
   // Bytes of a next request already read (or decrypted) and waiting: parking
   // on the socket would not see them.
@@ -675,8 +729,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   }
 
   // Reads as much of a request head as has arrived, without blocking: a head
-  // still incomplete goes back to the network thread (kPartialHead) with its
-  // parser and bytes, so a client trickling a head holds no worker.
+  // still incomplete goes back to its loop (kPartialHead) with its parser and
+  // bytes, so a client trickling a head holds no worker.
   // Returns true when the head is complete; otherwise *after says what next.
   bool ReadHead(Connection& conn, TimedStream& stream, After* after, ParkReason* reason) {
     if (!conn.parser) {
@@ -732,65 +786,78 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     return Close(conn, true);
   }
 
-  // Serves requests on the connection while they keep coming; kPark (with
-  // *reason) to wait on the network thread for more, kClosed when closed.
+  // Serves the request whose head conn.parser holds. False when the
+  // connection was closed; true when it may carry another request.
+  bool Exchange(Connection& conn, TimedStream& stream) {
+    Parser& parser = *conn.parser;
+    Request req = http::MakeRequest(parser, conn.remote);
+    req.secure = conn.ssl != nullptr;
+    if (auto framing = http::CheckFraming(req)) {
+      STRATA_LOG("refusing request framing from %s", conn.remote.c_str());
+      RespondAndClose(conn, stream, *framing);
+      return false;
+    }
+    const std::string* expect = req.Header("expect");
+    bool expect_continue = expect && beast::iequals(*expect, "100-continue");
+    if (expect_continue && parser.is_done()) {
+      // An empty body with Expect: 100-continue. RFC 9110 lets us answer
+      // at once, but botocore < 1.43.77 (Debian 12's) then misreads the
+      // connection (boto/botocore#3755); the interim response costs nothing.
+      static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      iovec iov{const_cast<char*>(kContinue), sizeof(kContinue) - 1};
+      boost::system::error_code send_ec;
+      if (!stream.SendAll(&iov, 1, send_ec)) {
+        Close(conn, false);
+        return false;
+      }
+      expect_continue = false;
+    }
+    BodySource body(parser, stream, conn.buffer, expect_continue,
+                    BodyRate{options_.body_grace_ms, options_.min_body_bytes_per_s});
+    Writer out(stream, !parser.keep_alive(), &body);
+    try {
+      handler_(req, body, out);
+    } catch (const std::exception& e) {
+      STRATA_LOG("handler threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());
+    }
+    if (!out.started()) {
+      out.CloseAfterResponse();
+      out.Start(500, {}, 0).IgnoreError();
+    }
+    bool body_done = body.done() && !body.failed();
+    conn.parser.reset();
+    if (out.close() || !out.complete() || !body_done) {
+      Close(conn, !body_done);
+      return false;
+    }
+    return true;
+  }
+
+  // A pool worker serves requests on the connection while they keep coming;
+  // kPark (with *reason) to wait on its loop for more, kClosed when closed.
   After Serve(Connection& conn, ParkReason* reason) {
-    int fd = conn.socket.native_handle();
-    TimedStream stream(fd, options_.io_timeout_ms, conn.ssl.get());
+    TimedStream stream(conn.fd, options_.io_timeout_ms, conn.ssl.get());
     while (true) {
       After after = After::kClosed;
       if (!ReadHead(conn, stream, &after, reason)) return after;
-      Parser& parser = *conn.parser;
-      Request req = http::MakeRequest(parser, conn.remote);
-      req.secure = conn.ssl != nullptr;
-      if (auto framing = http::CheckFraming(req)) {
-        STRATA_LOG("refusing request framing from %s", conn.remote.c_str());
-        return RespondAndClose(conn, stream, *framing);
-      }
-      const std::string* expect = req.Header("expect");
-      bool expect_continue = expect && beast::iequals(*expect, "100-continue");
-      if (expect_continue && parser.is_done()) {
-        // An empty body with Expect: 100-continue. RFC 9110 lets us answer
-        // at once, but botocore < 1.43.77 (Debian 12's) then misreads the
-        // connection (boto/botocore#3755); the interim response costs nothing.
-        static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        iovec iov{const_cast<char*>(kContinue), sizeof(kContinue) - 1};
-        boost::system::error_code send_ec;
-        if (!stream.SendAll(&iov, 1, send_ec)) return Close(conn, false);
-        expect_continue = false;
-      }
-      BodySource body(parser, stream, conn.buffer, expect_continue,
-                      BodyRate{options_.body_grace_ms, options_.min_body_bytes_per_s});
-      Writer out(stream, !parser.keep_alive(), &body);
-      try {
-        handler_(req, body, out);
-      } catch (const std::exception& e) {
-        STRATA_LOG("handler threw on %s %s: %s", req.method.c_str(), req.target.c_str(), e.what());
-      }
-      if (!out.started()) {
-        out.CloseAfterResponse();
-        out.Start(500, {}, 0).IgnoreError();
-      }
-      bool body_done = body.done() && !body.failed();
-      conn.parser.reset();
-      if (out.close() || !out.complete() || !body_done) return Close(conn, !body_done);
+      if (!Exchange(conn, stream)) return After::kClosed;
       if (tls_bulk_) {  // after bulk work the pool decides whether this thread goes on
         *reason = ParkReason::kIdle;
         return After::kPark;
       }
       if (HasBufferedRequest(conn)) continue;  // pipelined, or decrypted and not yet read
-      pollfd p{fd, POLLIN, 0};
+      pollfd p{conn.fd, POLLIN, 0};
       if (::poll(&p, 1, kKeepAliveLingerMs) == 1) continue;
       *reason = ParkReason::kIdle;
       return After::kPark;
     }
   }
 
-  // Closes the connection. With linger, first stops sending and drains what
-  // the client still sends, for a bounded time and byte count, so it can
-  // read our response instead of getting a reset.
+  // Closes the connection (its owner does). With linger, first stops sending
+  // and drains what the client still sends, for a bounded time and byte
+  // count, so it can read our response instead of getting a reset.
   After Close(Connection& conn, bool linger) {
-    int fd = conn.socket.native_handle();
+    int fd = conn.fd;
     if (conn.ssl) {  // close_notify, best effort (non-blocking); its errors stay here
       ERR_clear_error();
       SSL_shutdown(conn.ssl.get());
@@ -812,38 +879,61 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       }
     }
     conn.parser.reset();
-    boost::system::error_code ec;
-    conn.socket.close(ec);
+    // Out of the epoll set before the descriptor goes (a copy of it in a
+    // child process would otherwise keep it there).
+    ::epoll_ctl(conn.loop->epfd, EPOLL_CTL_DEL, fd, nullptr);  // ENOENT where not in it
+    conn.registered = false;
+    ::close(fd);
+    conn.fd = -1;
+    conn.Uncount();
+    {
+      std::lock_guard lock(conn.loop->conns_mu);
+      auto it = conn.loop->conns.find(&conn);
+      if (it != conn.loop->conns.end()) {
+        conn.loop->closed.push_back(std::move(it->second));
+        conn.loop->conns.erase(it);
+      }
+    }
     return After::kClosed;
   }
 
   ServerOptions options_;
   Handler handler_;
   ErrorRenderer on_error_;
-  asio::io_context ioc_;
-  tcp::acceptor acceptor_;
-  asio::steady_timer accept_backoff_;
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;
+  std::mutex spare_mu_;
   int spare_fd_ = -1;
+  std::vector<std::unique_ptr<Loop>> loops_;
+  Clock::duration sweep_interval_{};
   std::atomic<int> open_connections_{0};
   int port_ = 0;
-  std::thread net_thread_;
   std::mutex mu_;  // the worker pool's state and queue
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Connection>> queue_;
+  std::vector<Loop*> leaderless_;  // loops waiting for a leader
   std::unordered_map<std::thread::id, std::thread> workers_;
   std::vector<std::thread::id> finished_;  // ended, to be joined
+  int loop_count_ = 0;
+  std::atomic<size_t> next_loop_{0};  // the loop of the next accepted connection
+  std::atomic<int> threads_now_{0};   // threads_, for a look without mu_
+  int pool_base_ = 0;  // worker_threads + one leader per loop
+  int pool_max_ = 0;   // max_worker_threads + one leader per loop
   int threads_ = 0;
   int idle_ = 0;
   int signaled_ = 0;
   int waiting_ = 0;
-  int bulk_ = 0;  // turned bulk: lowered for the rest of their request
+  int bulk_ = 0;     // turned bulk: lowered for the rest of their request
+  int leading_ = 0;  // leading a loop
   int base_nice_ = 0;  // the workers' priority (Listen's thread's)
   bool stopping_ = false;
-  static thread_local bool tls_bulk_;  // this worker's request turned bulk
+  static thread_local bool tls_bulk_;     // this worker's request turned bulk
+  static thread_local Loop* tls_leading_;  // the loop this thread leads
   std::atomic<bool> stopped_{false};
 };
 
 thread_local bool ServerImpl::tls_bulk_ = false;
+thread_local Loop* ServerImpl::tls_leading_ = nullptr;
 
 }  // namespace
 

@@ -1,10 +1,14 @@
-// The HTTP/1.1 server. One network thread accepts connections and parks idle
-// keep-alive connections on epoll (asio); when a request head starts to
-// arrive the connection is handed to a bounded worker pool, whose thread
-// parses the head (Boost.Beast), runs the handler (which may block on disk
-// and metadata), streams the body in and the response out with per-operation
-// timeouts, then parks the connection again. Disk and RocksDB work therefore
-// never runs on the network thread.
+// The HTTP/1.1 server. A few event loops (one per core by default) accept
+// connections and park idle keep-alive connections on epoll. Each loop is
+// led by one thread of a worker pool at a time: the leader serves requests
+// without a body (GET, HEAD, ...) itself as their heads arrive, so a small
+// read costs no thread hand-off, and hands anything else (a body to receive,
+// TLS) to the pool, whose threads parse the head (Boost.Beast), run the
+// handler (which may block on disk and metadata), stream the body in and
+// the response out with per-operation timeouts, then park the connection
+// again. A leader whose request would wait on anything but a core (a client
+// not reading, a helper's next piece, a large reply turning bulk) hands its
+// loop to another thread first and finishes the request as a worker.
 #pragma once
 
 #include <functional>
@@ -26,13 +30,18 @@ struct ServerOptions {
   // arriving) does not count: another thread takes the next connection, so
   // a few slow readers of large replies do not make every other request
   // wait. Threads in all, waiting or not, stay at most max_worker_threads
-  // (the larger of the two); the extra ones end after an idle while.
+  // (the larger of the two) plus two per event loop (its leader, and one in
+  // reserve for a leader handing its loop on); the extra ones end after an
+  // idle while. Requests the loops' leaders serve (GET and HEAD without a
+  // body) are not counted among worker_threads.
   int worker_threads = 64;
   int max_worker_threads = 1024;
+  // Event loops, each led by one pool thread at a time; 0: one per core, at most 16.
+  int event_loops = 0;
   size_t max_header_bytes = 64 * 1024;
   int io_timeout_ms = 60 * 1000;  // one read/write making no progress
   // The whole request head must arrive within this time of its first byte.
-  // A partial head waits on the network thread, never on a worker.
+  // A partial head waits on its event loop, never on a worker.
   int header_timeout_ms = 20 * 1000;
   // A keep-alive connection with no request for this long is closed.
   int idle_timeout_ms = 60 * 1000;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -19,7 +20,10 @@ bool TimedStream::Wait(short events, boost::system::error_code& ec) {
     return false;
   }
   pollfd p{fd_, events, 0};
-  ScopedWait waiting;  // on the peer: a worker pool may run another thread meanwhile
+  // On the peer: a worker pool may run another thread meanwhile. (A stream
+  // with no timeout waits for nothing: it fails below at once.)
+  std::optional<ScopedWait> waiting;
+  if (timeout_ms_ != 0) waiting.emplace();
   while (true) {
     int timeout = timeout_ms_;
     if (deadline_) {
