@@ -181,7 +181,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     if (stop_fd_ < 0) return Unavailable(std::string("eventfd: ") + std::strerror(errno));
     int loops = options_.event_loops > 0
                     ? options_.event_loops
-                    : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+                    : static_cast<int>(std::clamp(4 * std::thread::hardware_concurrency(), 4u, 64u));
     for (int i = 0; i < loops; ++i) {
       auto loop = std::make_unique<Loop>();
       loop->epfd = ::epoll_create1(EPOLL_CLOEXEC);

@@ -1,4 +1,4 @@
-// The HTTP/1.1 server. A few event loops (one per core by default) accept
+// The HTTP/1.1 server. Event loops (four per core by default) accept
 // connections and park idle keep-alive connections on epoll. Each loop is
 // led by one thread of a worker pool at a time: the leader serves requests
 // without a body (GET, HEAD, ...) itself as their heads arrive, so a small
@@ -36,7 +36,9 @@ struct ServerOptions {
   // body) are not counted among worker_threads.
   int worker_threads = 64;
   int max_worker_threads = 1024;
-  // Event loops, each led by one pool thread at a time; 0: one per core, at most 16.
+  // Event loops, each led by one pool thread at a time; 0: four per core, at
+  // most 64. More than one per core: a leader is one thread, and where cores
+  // are short the kernel shares them per thread (docs/performance.md).
   int event_loops = 0;
   size_t max_header_bytes = 64 * 1024;
   int io_timeout_ms = 60 * 1000;  // one read/write making no progress

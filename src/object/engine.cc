@@ -14,6 +14,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
+#include "common/thread_wait.h"
 #include "crypto/chunk_cipher.h"
 #include "meta/keys.h"
 #include "object/latest_index.h"
@@ -46,6 +47,9 @@ struct ObjectWriter::Md5State {
   void Update(std::string_view data) {
     if (!async && seen_bytes >= kAsyncAfterBytes) {
       async = true;
+      // Past its first MiB the body is bulk bytes: the thread receiving it
+      // steps back for small requests (a pool's thread; common/thread_wait.h).
+      TurnThisThreadBulk();
       worker = std::thread([this] { Run(); });
     }
     seen_bytes += data.size();

@@ -167,6 +167,9 @@ void AddServerOptions(CLI::App& app, Config& c) {
   AddNumber(app, "--max-workers", c.max_workers, 1, 65536, "N",
             "S3 worker threads at most, those waiting on slow clients included (at least "
             "--workers)");
+  AddNumber(app, "--event-loops", c.event_loops, 0, 256, "N",
+            "S3 event loops: each parks idle connections and serves GETs and HEADs without a "
+            "body on the thread leading it (0: four per core, at most 64)");
   AddNumber(app, "--bulk-nice", c.bulk_nice, 0, 19, "N",
             "nice increment of the threads that move bulk bytes for large GETs and PUTs, and of "
             "the healer, so small requests go first on busy cores (0: none)");

@@ -77,6 +77,8 @@ struct Config {
   int workers = 64;
   // Worker threads in all, counting those waiting on slow clients (http/server.h).
   int max_workers = 1024;
+  // S3 event loops (http/server.h); 0: four per core, at most 64.
+  int event_loops = 0;
   // Nice increment of bulk helper threads (a large GET's read-ahead, a large
   // PUT's MD5): small requests go first on busy cores. 0: no change.
   int bulk_nice = 10;

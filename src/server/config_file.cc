@@ -329,6 +329,8 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       r.Int(v, key, 1, 65536, &c->workers);
     } else if (key == "max_workers") {
       r.Int(v, key, 1, 65536, &c->max_workers);
+    } else if (key == "event_loops") {
+      r.Int(v, key, 0, 256, &c->event_loops);
     } else if (key == "drives") {
       r.Strings(v, key, &c->drives);
     } else if (key == "ec") {
@@ -455,7 +457,7 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       }
     } else {
       r.Fail(v, key,
-             "unknown key (listen, data, region, domain, workers, max_workers, drives, ec, kv_listen, "
+             "unknown key (listen, data, region, domain, workers, max_workers, event_loops, drives, ec, kv_listen, "
              "lifecycle_day_seconds, lifecycle_interval_seconds, "
              "lifecycle_max_actions_per_second, console, advisor, advisor_sample, advisor_prefix_depth, "
              "advisor_max_prefixes, advisor_interval_seconds, advisor_cold_days, "

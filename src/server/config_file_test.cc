@@ -186,6 +186,7 @@ TEST_F(ConfigFileTest, BadFilesNameTheKeyAndLine) {
   m = Refused("[[pool]]\nname = \"hot\"\nmedia = \"hot\"\n");
   EXPECT_NE(m.find("needs a path, drives or a remote bucket"), std::string::npos) << m;
   EXPECT_EQ(Ok("max_workers = 77\n", {}).max_workers, 77);
+  EXPECT_EQ(Ok("event_loops = 6\n", {}).event_loops, 6);
   m = Refused("workers = 0\n");
   EXPECT_NE(m.find("workers: needs a whole number from 1"), std::string::npos) << m;
   auto missing = ParseServerArgs({"--config", dir_ + "/absent.toml"});

@@ -113,6 +113,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_TRUE(c.sigv2);
   EXPECT_EQ(c.workers, 64);
   EXPECT_EQ(c.max_workers, 1024);
+  EXPECT_EQ(c.event_loops, 0);
   EXPECT_EQ(c.bulk_nice, 10);
   EXPECT_EQ(c.max_connections, 8192);
   EXPECT_EQ(c.idle_timeout_s, 60);
@@ -151,7 +152,7 @@ TEST(ServerConfig, EveryFlag) {
   // clang-format off
   Config c = Parsed({"--listen", "0.0.0.0:9001", "--data", "/srv/meta",
                      "--domain", "s3.example.com", "--region", "eu-west-1",
-                     "--workers", "8", "--max-workers", "300", "--sigv2", "off",
+                     "--workers", "8", "--max-workers", "300", "--event-loops", "3", "--sigv2", "off",
                      "--max-connections", "40", "--idle-timeout-s", "2",
                      "--header-timeout-s", "3", "--min-body-rate", "0",
                      "--drives", "/d1,/d2,/d3,/d4,/d5,/d6", "--ec", "4+2",
@@ -168,6 +169,7 @@ TEST(ServerConfig, EveryFlag) {
   EXPECT_EQ(c.region, "eu-west-1");
   EXPECT_EQ(c.workers, 8);
   EXPECT_EQ(c.max_workers, 300);
+  EXPECT_EQ(c.event_loops, 3);
   EXPECT_FALSE(c.sigv2);
   EXPECT_EQ(c.max_connections, 40);
   EXPECT_EQ(c.idle_timeout_s, 2);

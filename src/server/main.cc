@@ -464,6 +464,7 @@ int RunServer(const Config& cfg) {
   opts.port = cfg.listen_port;
   opts.worker_threads = cfg.workers;
   opts.max_worker_threads = cfg.max_workers;
+  opts.event_loops = cfg.event_loops;
   opts.max_connections = cfg.max_connections;
   opts.idle_timeout_ms = cfg.idle_timeout_s * 1000;
   opts.header_timeout_ms = cfg.header_timeout_s * 1000;
