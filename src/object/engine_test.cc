@@ -8,6 +8,7 @@
 #include "storage/plain_store.h"
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "common/thread_wait.h"
 
 namespace strata::object {
 namespace {
@@ -95,6 +96,28 @@ TEST_F(EngineTest, InlineAndFileObjectsRoundTrip) {
 TEST_F(EngineTest, EtagIsMd5) {
   ASSERT_TRUE(Put("x", "hello").ok());
   EXPECT_EQ(engine_->HeadObject("b", "x")->etag, "5d41402abc4b2a76b9719d911017c592");
+}
+
+// Counts what a pool would hear from the thread.
+struct BulkCounter : ThreadWaitObserver {
+  int bulk = 0;
+  void WaitBegins() override {}
+  void WaitEnds() override {}
+  void TurnsBulk() override { ++bulk; }
+};
+
+TEST_F(EngineTest, ABodyPastItsFirstMiBTurnsItsThreadBulk) {
+  // On a pool's thread, the receiving of a large body steps back for small
+  // requests the way a large GET's does (common/thread_wait.h).
+  BulkCounter pool;
+  SetThreadWaitObserver(&pool);
+  ASSERT_TRUE(Put("small", Pattern(1 << 20, 's'), 1 << 16).ok());
+  EXPECT_EQ(pool.bulk, 0) << "1 MiB is not bulk";
+  ASSERT_TRUE(Put("large", Pattern((1 << 20) + (1 << 17), 'l'), 1 << 16).ok());
+  EXPECT_EQ(pool.bulk, 1);
+  EXPECT_TRUE(EndThisThreadBulk());  // what the pool does when the request ends
+  SetThreadWaitObserver(nullptr);
+  EXPECT_EQ(*Get("large"), Pattern((1 << 20) + (1 << 17), 'l'));
 }
 
 TEST_F(EngineTest, EtagOfLargeBodiesIsMd5) {
