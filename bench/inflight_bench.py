@@ -3,6 +3,7 @@
 long it goes without progress, how long it takes, against a strata server.
 
     bench/inflight_bench.py --strata build/strata [--requests 512] [--objects 64] [--runs 3]
+                            [--drives 6]   (erasure-coded objects: read through ReadAhead, not sendfile)
 
 Starts its own server (harness.Server: fresh data directory, loopback port), stores
 `--objects` objects of `--requests / --objects` × 8 MiB each, then per run opens `--requests`
@@ -151,6 +152,8 @@ def main():
     p.add_argument("--objects", type=int, default=64)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--workers", type=int, default=0, help="the server's --workers (0: its default)")
+    p.add_argument("--drives", type=int, default=0,
+                   help="erasure-code over this many drive directories (the server's default k+m)")
     p.add_argument("--recv-kib", type=int, default=64, help="the most read from one connection per round")
     a = p.parse_args()
     os.environ["STRATA_BIN"] = os.path.abspath(a.strata)
@@ -160,6 +163,11 @@ def main():
     per_object = -(-a.requests // a.objects)
     work = tempfile.mkdtemp(prefix="strata-inflight-")
     extra = ["--kv-listen", "off"] + (["--workers", str(a.workers)] if a.workers else [])
+    if a.drives:
+        drives = [os.path.join(work, f"drive{i}") for i in range(a.drives)]
+        for d in drives:
+            os.makedirs(d)
+        extra += ["--drives", ",".join(drives)]
     server = harness.Server(data_dir=os.path.join(work, "data"), extra_args=extra).start()
     try:
         s3 = server.boto3_client()
@@ -175,7 +183,7 @@ def main():
         creds = Credentials(harness.ACCESS_KEY, harness.SECRET_KEY)
         one_run(server, creds, jobs[:8], a.recv_kib << 10)  # warm: the objects are in the page cache already
         print(f"{len(jobs)} ranged GETs of 8 MiB at once over {len(jobs)} connections, "
-              f"{a.objects} objects; server workers: {a.workers or 'default'}; "
+              f"{a.objects} objects; server workers: {a.workers or 'default'}; drives: {a.drives or 'one data dir'}; "
               f"{os.cpu_count()} CPUs; {a.recv_kib} KiB per receive; {a.runs} runs")
         print(f"{'run':>4} {'GB/s':>6} {'first byte p50/p99/max s':>26} {'longest gap max s':>18} "
               f"{'waited > 1 s for a byte':>24} {'total p50/max s':>16} {'server threads':>15} "

@@ -6,12 +6,11 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/thread_count_test_util.h"
 #include "http/server_test_util.h"
 
 namespace strata::http {
@@ -39,18 +38,6 @@ class SendFileTest : public HttpServerTest {
     return data;
   }
   // A connection that asks for /file and never reads it.
-  // This process's threads named `name`.
-  static int CountThreads(const std::string& name) {
-    int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
-      std::ifstream comm(e.path() / "comm");
-      std::string c;
-      std::getline(comm, c);
-      if (c == name) ++n;
-    }
-    return n;
-  }
-
   int StalledReader() {
     int fd = Connect();
     int small = 4096;
@@ -147,14 +134,14 @@ TEST_F(SendFileTest, ThreadsStayWithinTheCap) {
   std::vector<int> stalled;
   for (int i = 0; i < 3; ++i) stalled.push_back(StalledReader());
   std::this_thread::sleep_for(200ms);
-  EXPECT_LE(CountThreads("http-worker"), 4);
+  EXPECT_LE(ThreadsNamed("http-worker"), 4);
   // A request with a body is the pool's work: served only once a stalled
   // send was cut off and its thread came free.
   int fd = Connect();
   Send(fd, "PUT /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
   EXPECT_NE(ReadResponses(fd, 1).find("PUT /ok q= hi"), std::string::npos);
   EXPECT_EQ(send_file_result_.load(), -1);
-  EXPECT_LE(CountThreads("http-worker"), 4);
+  EXPECT_LE(ThreadsNamed("http-worker"), 4);
   close(fd);
   for (int s : stalled) close(s);
 }
@@ -179,7 +166,7 @@ TEST_F(SendFileTest, ALoopsLeaderServesWhileStalledRepliesHoldEveryWorker) {
   Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
   EXPECT_EQ(send_file_result_.load(), 0) << "a stalled send ended: the test proves nothing";
-  EXPECT_LE(CountThreads("http-worker"), 4);
+  EXPECT_LE(ThreadsNamed("http-worker"), 4);
   close(fd);
   for (int s : stalled) close(s);
 }

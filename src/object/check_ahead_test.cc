@@ -11,6 +11,7 @@
 #include <string>
 
 #include "io/file_system.h"
+#include "common/thread_count_test_util.h"
 #include "meta/kv_store.h"
 #include "object/plain_engine_test_util.h"
 
@@ -126,14 +127,6 @@ TEST_F(CheckAheadTest, AConsumerThatStopsEarlyJoinsTheHelper) {
   EXPECT_EQ(first->length, CheckAhead::kSpanBytes);
 }  // destroyed mid-range with the helper waiting for room: it stops and is joined
 
-int ThreadsNow() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
-}
 
 TEST_F(CheckAheadTest, ManyRangesShareTheBulkThreadsSpanBySpan) {
   const uint64_t kSpan = CheckAhead::kSpanBytes;

@@ -1,23 +1,21 @@
-// Reads a range of an object on a helper thread, pieces ahead of its
-// consumer: the reading (for an encrypted version: the decryption, ~4 GB/s
-// per core) overlaps the consumer's sending of the piece before. An
-// encrypted version gets kDecryptHelpers helpers that take pieces in turn;
-// the consumer still gets them in order. At most kPieces pieces (plus one
-// per extra helper) are in flight; their buffers come from a pool kept
-// across requests (PieceBuffer). A range of one piece or less is read on the
-// consumer's thread: no helper is started for it. The reader must outlive
-// the ReadAhead, and nothing else may read through it meanwhile
+// Reads a range of an object pieces ahead of its consumer, in steps on the
+// shared bulk threads (common/bulk_executor.h): the reading (for an
+// encrypted version: the decryption, ~4 GB/s per core) overlaps the
+// consumer's sending of the piece before. An encrypted version is read by
+// kDecryptHelpers lanes, each with its own reader, that take pieces in turn;
+// the consumer still gets them in order. A lane's steps run one at a time; a
+// step goes on to its next piece unless other bulk tasks wait, and then
+// queues behind them. At most kPieces pieces (plus one per extra lane) are in
+// flight; their buffers come from a pool kept across requests (PieceBuffer).
+// A range of one piece or less (or any range where no bulk thread runs) is
+// read on the consumer's thread. No thread is started per range. The reader
+// must outlive the ReadAhead, and nothing else may read through it meanwhile
 // (ObjectReader is not thread-safe).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string_view>
-#include <thread>
-#include <vector>
 
 #include "common/status.h"
 
@@ -68,36 +66,32 @@ class ReadAhead {
   // The next piece, valid until the next call; empty once the range is done.
   // After a read error (or data that ended early) every call returns it.
   Result<std::string_view> Next();
-  // How many helper threads read ahead (0: the range is read by Next).
-  size_t helpers() const { return helpers_.size(); }
+  // How many lanes read ahead (0: the range is read by Next).
+  size_t helpers() const { return lanes_; }
 
  private:
   struct Piece {
     PieceBuffer data;
     size_t size = 0;
   };
-  void Run(const ObjectReader* reader);
+  struct State;  // shared with the steps queued on the bulk threads
+  // Both under the state's mutex.
+  static void Schedule(const std::shared_ptr<State>& s, size_t lane);
+  static void ScheduleIdleLanes(const std::shared_ptr<State>& s);
+  static void Step(const std::shared_ptr<State>& s, size_t lane);
   // Fills `piece` with piece `index` of the range through `reader`; the
   // status of the read.
-  Status Fill(const ObjectReader& reader, uint64_t index, Piece& piece) const;
-  uint64_t PieceCount() const { return (end_ - start_ + kPieceBytes - 1) / kPieceBytes; }
+  static Status Fill(const State& s, const ObjectReader& reader, uint64_t index, Piece& piece);
 
-  const ObjectReader& reader_;
-  std::unique_ptr<ObjectReader> fork_;  // the second helper's reader
-  const uint64_t start_, end_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint64_t, Piece> filled_;  // guarded by mu_: by piece index
-  std::vector<Piece> free_;           // guarded by mu_
-  uint64_t next_fill_ = 0;            // guarded by mu_: the next piece a helper takes
-  uint64_t next_take_ = 0;            // the next piece Next returns (consumer only; read under mu_)
-  uint64_t failed_at_ = UINT64_MAX;   // guarded by mu_: the first piece that failed
-  Status status_;                     // guarded by mu_ (inline: Next only)
-  size_t running_ = 0;                // guarded by mu_: helpers not finished
-  bool stop_ = false;                 // guarded by mu_
-  bool inline_ = false;               // one piece or less: read by Next, no helper
-  Piece current_;                     // consumer only: the piece last returned
-  std::vector<std::thread> helpers_;
+  std::shared_ptr<State> state_;
+  // The second lane's reader: kept here, not in the state, so that it goes
+  // with the ReadAhead (a step still queued then touches no reader).
+  std::unique_ptr<ObjectReader> fork_;
+  size_t lanes_ = 0;
+  bool inline_ = false;      // read by Next, no step
+  uint64_t next_take_ = 0;   // the next piece Next returns (consumer only; read under the mutex)
+  Status inline_status_;     // inline: the first error, returned from then on
+  Piece current_;            // consumer only: the piece last returned
 };
 
 }  // namespace strata::object

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "crypto/chunk_cipher.h"
+#include "common/thread_count_test_util.h"
 #include "io/mem_fs.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
@@ -171,6 +177,55 @@ TEST_F(ReadAheadTest, EncryptedRangesAreDecryptedByTwoHelpersInOrder) {
     EXPECT_TRUE(Drain(ahead, &failed) == enc.substr(0, 3 * ReadAhead::kPieceBytes));
     EXPECT_EQ(failed.code(), Code::kCorruption);
     EXPECT_FALSE(ahead.Next().ok());  // stays failed
+  }
+}
+
+
+// Ranges read ahead in steps on the shared bulk threads: 40 encrypted ranges
+// at once (two lanes each) start no thread, read interleaved they arrive
+// whole and in order, and ranges dropped with steps still queued cost
+// nothing.
+TEST_F(ReadAheadTest, ManyRangesShareTheBulkThreadsPieceByPiece) {
+  WriteOptions sse;
+  sse.sse.mode = SseMode::kS3;
+  sse.sse.wrapped_key = "w";
+  sse.data_key = std::string(32, 'k');
+  const std::string data = Put("many", 5 * ReadAhead::kPieceBytes + 777, sse);
+  constexpr int kRanges = 40;  // many more than the bulk threads
+  std::vector<std::unique_ptr<ObjectReader>> readers;  // one each: a reader is not thread-safe
+  for (int i = 0; i < 2 * kRanges; ++i) {
+    auto r = engine_->OpenObject("b", "many");
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE((*r)->Unlock(std::string(32, 'k')).ok());
+    readers.push_back(std::move(*r));
+  }
+  {  // dropped at once, their first steps still queued: those do nothing
+    std::vector<std::unique_ptr<ReadAhead>> dropped;
+    for (int i = 0; i < kRanges; ++i) {
+      dropped.push_back(std::make_unique<ReadAhead>(*readers[kRanges + i], 0, data.size()));
+    }
+  }
+  const int before = ThreadsNow();
+  std::vector<std::unique_ptr<ReadAhead>> ranges;
+  std::vector<std::string> got(kRanges);
+  for (int i = 0; i < kRanges; ++i) {
+    const uint64_t from = (i * 40961) % ReadAhead::kPieceBytes;
+    ranges.push_back(std::make_unique<ReadAhead>(*readers[i], from, data.size()));
+    ASSERT_EQ(ranges.back()->helpers(), ReadAhead::kDecryptHelpers);
+  }
+  EXPECT_LE(ThreadsNow(), before) << "a thread started per range";
+  for (bool more = true; more;) {  // one piece from each in turn
+    more = false;
+    for (int i = 0; i < kRanges; ++i) {
+      auto piece = ranges[i]->Next();
+      ASSERT_TRUE(piece.ok()) << piece.status().ToString();
+      if (piece->empty()) continue;
+      more = true;
+      got[i].append(*piece);
+    }
+  }
+  for (int i = 0; i < kRanges; ++i) {
+    EXPECT_TRUE(got[i] == data.substr((i * 40961) % ReadAhead::kPieceBytes)) << i;
   }
 }
 
