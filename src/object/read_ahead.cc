@@ -130,8 +130,11 @@ void ReadAhead::Schedule(const std::shared_ptr<State>& s, size_t lane) {
 }
 
 void ReadAhead::ScheduleIdleLanes(const std::shared_ptr<State>& s) {
-  for (size_t lane = 0; lane < s->lanes; ++lane) {
-    if (!s->finished[lane] && !s->scheduled[lane] && !s->free.empty()) Schedule(s, lane);
+  size_t buffers = s->free.size();  // a lane per free buffer at most
+  for (size_t lane = 0; lane < s->lanes && buffers > 0; ++lane) {
+    if (s->finished[lane] || s->scheduled[lane]) continue;
+    Schedule(s, lane);
+    --buffers;
   }
 }
 
@@ -181,7 +184,9 @@ void ReadAhead::Step(const std::shared_ptr<State>& sp, size_t lane) {
     }
     s.filled.emplace(index, std::move(piece));
     s.cv.notify_all();
-    if (BulkTasksQueued() > 0 && !s.stop) {  // others wait: the next piece goes behind them
+    const bool more = !s.stop && !s.free.empty() && s.next_fill < s.PieceCount() &&
+                      s.failed_at == UINT64_MAX;
+    if (more && BulkTasksQueued() > 0) {  // others wait: the next piece goes behind them
       --s.running;
       Schedule(sp, lane);
       s.cv.notify_all();

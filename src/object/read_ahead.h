@@ -59,7 +59,7 @@ class ReadAhead {
 
   // Reads [offset, end) of `reader`.
   ReadAhead(const ObjectReader& reader, uint64_t offset, uint64_t end);
-  ~ReadAhead();  // stops the helpers and waits for them
+  ~ReadAhead();  // stops its steps: waits for a running one, a queued one does nothing
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 

@@ -255,14 +255,12 @@ OpResult GetObject(OpContext& ctx, bool head) {
   }
   if (!ctx.out.Start(status, h, length, !head).ok() || head || length == 0) return std::nullopt;
   if (!ctx.out.Write(std::string_view(buf, first_n)).ok()) return std::nullopt;
-  // The rest is read (and, encrypted, decrypted) one piece ahead on a
-  // helper thread while this one sends (object/read_ahead.h).
+  // The rest is read (and, encrypted, decrypted) pieces ahead in steps on
+  // the bulk threads while this one sends (object/read_ahead.h).
   const uint64_t offset = first + first_n, end = first + length;
   if (offset >= end) return std::nullopt;
   object::ReadAhead ahead(**reader, offset, end);
   // The reply has started; more than a piece to go is bulk bytes (as above).
-  // After the helpers start: they lower themselves, and would inherit this
-  // thread's lowered priority too.
   if (end - offset > object::ReadAhead::kPieceBytes) TurnThisThreadBulk();
   while (true) {
     auto piece = ahead.Next();
