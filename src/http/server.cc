@@ -209,6 +209,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     {
       std::lock_guard lock(mu_);
       AddThreadsLocked(pool_base_);
+      starting_ = pool_base_;
       for (auto& l : loops_) leaderless_.push_back(l.get());
     }
     for (int i = 0; i < pool_base_; ++i) StartWorker();
@@ -518,7 +519,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   }
 
   // The worker pool. Under mu_: threads_ alive, idle_ of them waiting for
-  // work (signaled_ of those woken and not yet up), waiting_ of them in a
+  // work (signaled_ of those woken and not yet up), starting_ not yet in
+  // Work (starting_claimed_ of those meant for a wake), waiting_ of them in a
   // ScopedWait (on their client, or a helper's next piece), bulk_ turned
   // bulk, leading_ leading a loop. The others are running, and a connection
   // is taken from the queue only while fewer than worker_threads run: a
@@ -526,7 +528,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   // the leaders), so the requests behind it are not held up by a reader that
   // does not read. A loop without a leader takes the next free thread.
   int RunningLocked() const {
-    return threads_ - (idle_ - signaled_) - waiting_ - bulk_ - leading_;
+    return threads_ - (idle_ - signaled_) - (starting_ - starting_claimed_) - waiting_ - bulk_ -
+           leading_;
   }
 
   bool CanTakeLocked() const {
@@ -545,8 +548,17 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       cv_.notify_one();
       return false;
     }
+    // A thread on its way to Work takes what waits once there: at start-up,
+    // each leader's wake for the next loop is met by the pool's threads still
+    // starting, not by a spare thread beyond them.
+    if (starting_ > starting_claimed_) {
+      ++starting_claimed_;
+      return false;
+    }
     if (threads_ >= max_threads) return false;
     AddThreadsLocked(1);
+    ++starting_;
+    ++starting_claimed_;
     return true;
   }
 
@@ -600,6 +612,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       STRATA_LOG("http: could not start a worker thread: %s", e.what());
       std::lock_guard lock(mu_);
       AddThreadsLocked(-1);
+      --starting_;
+      starting_claimed_ = std::min(starting_claimed_, starting_);
       return;
     }
     std::vector<std::thread> ended;
@@ -653,6 +667,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
 
   void Work() {
     std::unique_lock lock(mu_);
+    --starting_;
+    if (starting_claimed_ > 0) --starting_claimed_;  // like a signaled idle thread's wake
     while (true) {
       ++idle_;
       bool expired = false;
@@ -922,6 +938,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   int threads_ = 0;
   int idle_ = 0;
   int signaled_ = 0;
+  int starting_ = 0;          // counted in threads_, not yet in Work
+  int starting_claimed_ = 0;  // of those, meant for a wake that found no idle thread
   int waiting_ = 0;
   int bulk_ = 0;     // turned bulk: lowered for the rest of their request
   int leading_ = 0;  // leading a loop

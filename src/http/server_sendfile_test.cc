@@ -123,6 +123,25 @@ TEST_F(SendFileTest, ReadersThatDoNotReadHoldNoRunningWorker) {
   for (int s : stalled) close(s);
 }
 
+// At start-up each thread that takes a loop wakes a thread for the next
+// one; the pool's threads still starting meet those wakes. (Each used to
+// start a spare thread too: up to one more per loop, for 10 s, appearing
+// after Start had returned.)
+TEST_F(SendFileTest, StartingStartsThePoolAndNoSpareThreads) {
+  ServerOptions o = DefaultOptions();
+  o.worker_threads = 4;
+  o.max_worker_threads = 64;
+  o.event_loops = 16;
+  StartServer(o);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(ThreadsNamed("http-worker"), 4 + 16);
+  int fd = Connect();  // and it serves
+  Send(fd, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadResponses(fd, 1).find("GET /ok"), std::string::npos);
+  close(fd);
+  EXPECT_EQ(ThreadsNamed("http-worker"), 4 + 16);
+}
+
 TEST_F(SendFileTest, ThreadsStayWithinTheCap) {
   ServerOptions o = DefaultOptions();
   o.io_timeout_ms = 1000;
