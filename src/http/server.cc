@@ -21,23 +21,20 @@
 #include <boost/beast/http/read.hpp>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "common/log.h"
-#include "common/thread_priority.h"
 #include "common/thread_wait.h"
 #include "http/exchange.h"
 #include "http/request_parse.h"
 #include "http/timed_stream.h"
+#include "http/worker_pool.h"
 
 namespace strata::http {
 
@@ -46,15 +43,11 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-namespace {
-
 // Why a connection waits on its event loop.
 enum class ParkReason {
   kIdle,         // between requests: closed quietly after the idle timeout
   kPartialHead,  // a request head has started: RequestTimeout at its deadline
 };
-
-struct Loop;
 
 // Who owns a connection. A thread that parks it sets kArming, arms it in
 // epoll, then kParked; from kParked only the loop's leader takes it back
@@ -119,14 +112,14 @@ struct Loop {
   }
 };
 
+namespace {
+
 // Keep-alive clients usually send the next request right away: a pool
 // worker waits this long (blocked in poll, no CPU) before parking the
 // connection on its loop.
 constexpr int kKeepAliveLingerMs = 1;
 // Back-off before accepting again after running out of file descriptors.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
-// A worker thread beyond the pool's base ends after this long without work.
-constexpr auto kSpareWorkerIdle = std::chrono::seconds(10);
 // Pipelined requests a leader serves in a row before passing the
 // connection to the pool (the other connections on its loop wait meanwhile).
 constexpr int kMaxInlineInARow = 16;
@@ -139,7 +132,7 @@ enum class After { kPark, kClosed };
 char kListenTag;  // epoll_event.data.ptr of the listener
 char kStopTag;    // ... and of the stop eventfd
 
-class ServerImpl final : public Server, private ThreadWaitObserver {
+class ServerImpl final : public Server, private PoolHost {
  public:
   ServerImpl(ServerOptions options, Handler handler, ErrorRenderer on_error)
       : options_(std::move(options)), handler_(std::move(handler)), on_error_(std::move(on_error)) {}
@@ -194,25 +187,13 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       }
       loops_.push_back(std::move(loop));
     }
-    // The pool: worker_threads serving requests at once, plus one leader per
-    // loop (threads ending a bulk request or a wait hand their loop on).
-    options_.worker_threads = std::max(options_.worker_threads, 1);
-    options_.max_worker_threads = std::max(options_.max_worker_threads, options_.worker_threads);
-    pool_base_ = options_.worker_threads + loops;
-    pool_max_ = options_.max_worker_threads + loops;
     const auto sweep = std::chrono::milliseconds(
         std::min(options_.header_timeout_ms, options_.idle_timeout_ms) / 8);
     sweep_interval_ = std::clamp<Clock::duration>(sweep, std::chrono::milliseconds(5),
                                                   std::chrono::milliseconds(500));
-    base_nice_ = ThisThreadNice();
-    loop_count_ = loops;
-    {
-      std::lock_guard lock(mu_);
-      AddThreadsLocked(pool_base_);
-      starting_ = pool_base_;
-      for (auto& l : loops_) leaderless_.push_back(l.get());
-    }
-    for (int i = 0; i < pool_base_; ++i) StartWorker();
+    std::vector<Loop*> loops_led;
+    for (auto& l : loops_) loops_led.push_back(l.get());
+    pool_.Start(loops_led);
     return Status::OK();
   }
 
@@ -224,16 +205,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       uint64_t one = 1;  // level-triggered in every loop: each leader sees it
       [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof(one));
     }
-    std::unordered_map<std::thread::id, std::thread> workers;
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-      queue_.clear();
-      leaderless_.clear();
-      workers.swap(workers_);  // no thread is added once stopping_ is set
-    }
-    cv_.notify_all();
-    for (auto& [id, t] : workers) t.join();
+    pool_.Stop();
     if (listen_fd_ >= 0) ::close(listen_fd_);  // the kernel completes no more handshakes
     listen_fd_ = -1;
     for (auto& loop : loops_) {  // every thread is gone: the connections go
@@ -254,9 +226,8 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
 
   // Leads `loop` until this thread hands it on (it then returns once the
   // request that made it wait is done) or the server stops.
-  void Lead(Loop& loop) {
-    tls_leading_ = &loop;
-    while (tls_leading_ == &loop) {
+  void Lead(Loop& loop) override {
+    while (WorkerPool::Leads(loop)) {
       if (loop.next == loop.count) {
         if (stopped_.load(std::memory_order_relaxed)) break;
         WaitForEvents(loop);
@@ -269,11 +240,6 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
         continue;
       }
       Ready(static_cast<Connection*>(ev.data.ptr));
-    }
-    if (tls_leading_ == &loop) {  // stopping: nobody takes it on
-      tls_leading_ = nullptr;
-      std::lock_guard lock(mu_);
-      --leading_;
     }
   }
 
@@ -328,7 +294,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   // kernel's choice (often the same one), and a connection stays with its
   // loop for its life.
   void AcceptSome(Loop& loop) {
-    for (int i = 0; i < kAcceptBatch && tls_leading_ == &loop; ++i) {
+    for (int i = 0; i < kAcceptBatch && WorkerPool::Leads(loop); ++i) {
       sockaddr_storage sa{};
       socklen_t len = sizeof(sa);
       int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&sa), &len,
@@ -480,14 +446,13 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
         if (after == After::kPark) Park(conn, reason);
         return;
       }
-      if (served >= kMaxInlineInARow || !ServedOnLoop(*conn->parser) ||
-          threads_now_.load(std::memory_order_relaxed) >= pool_max_ + loop_count_) {
+      if (served >= kMaxInlineInARow || !ServedOnLoop(*conn->parser) || pool_.AtReserve()) {
         Enqueue(conn);
         return;
       }
       if (!Exchange(*conn, stream)) return;
       const bool buffered = HasBufferedRequest(*conn);
-      if (tls_leading_ == nullptr) {  // handed on: this thread is a worker now
+      if (!WorkerPool::Leading()) {  // handed on: this thread is a worker now
         if (buffered) {
           Enqueue(conn);
         } else {
@@ -507,232 +472,21 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
     return (method == bhttp::verb::get || method == bhttp::verb::head) && parser.is_done();
   }
 
-  // ---- the worker pool ---------------------------------------------------------
+  // ---- the pool's work (PoolHost) -----------------------------------------------
 
-  void Enqueue(std::shared_ptr<Connection> conn) {
-    std::unique_lock lock(mu_);
-    if (stopping_) return;
-    queue_.push_back(std::move(conn));
-    if (!WakeWorkerLocked()) return;
-    lock.unlock();
-    StartWorker();
-  }
+  void Enqueue(std::shared_ptr<Connection> conn) { pool_.Enqueue(std::move(conn)); }
 
-  // The worker pool. Under mu_: threads_ alive, idle_ of them waiting for
-  // work (signaled_ of those woken and not yet up), starting_ not yet in
-  // Work (starting_claimed_ of those meant for a wake), waiting_ of them in a
-  // ScopedWait (on their client, or a helper's next piece), bulk_ turned
-  // bulk, leading_ leading a loop. The others are running, and a connection
-  // is taken from the queue only while fewer than worker_threads run: a
-  // thread that waits is replaced by another (up to max_worker_threads plus
-  // the leaders), so the requests behind it are not held up by a reader that
-  // does not read. A loop without a leader takes the next free thread.
-  int RunningLocked() const {
-    return threads_ - (idle_ - signaled_) - (starting_ - starting_claimed_) - waiting_ - bulk_ -
-           leading_;
-  }
-
-  bool CanTakeLocked() const {
-    // Called by an idle thread: it is not among the running.
-    return !queue_.empty() &&
-           threads_ - idle_ - waiting_ - bulk_ - leading_ < options_.worker_threads;
-  }
-
-  // Wakes an idle thread, or says a new one is wanted: threads_ counts it
-  // already, and the caller starts it with StartWorker once it has let go of
-  // mu_ (creating a thread takes the process's memory-map lock, which page
-  // faults elsewhere hold: not a wait for everyone queued behind mu_).
-  bool WakeOrGrowLocked(int max_threads) {
-    if (idle_ > signaled_) {
-      ++signaled_;
-      cv_.notify_one();
-      return false;
-    }
-    // A thread on its way to Work takes what waits once there: at start-up,
-    // each leader's wake for the next loop is met by the pool's threads still
-    // starting, not by a spare thread beyond them.
-    if (starting_ > starting_claimed_) {
-      ++starting_claimed_;
-      return false;
-    }
-    if (threads_ >= max_threads) return false;
-    AddThreadsLocked(1);
-    ++starting_;
-    ++starting_claimed_;
-    return true;
-  }
-
-  void AddThreadsLocked(int n) {
-    threads_ += n;
-    threads_now_.store(threads_, std::memory_order_relaxed);
-  }
-
-  // Threads to start (after letting go of mu_) for what waits: a loop
-  // without a leader, queued connections.
-  int WakeLocked() {
-    int starts = 0;
-    if (!stopping_ && !leaderless_.empty() && WakeOrGrowLocked(pool_max_ + loop_count_)) ++starts;
-    if (WakeWorkerLocked()) ++starts;
-    return starts;
-  }
-
-  // Work is queued: a thread for it, if one may run.
-  bool WakeWorkerLocked() {
-    if (stopping_ || queue_.empty() || RunningLocked() >= options_.worker_threads) return false;
-    return WakeOrGrowLocked(pool_max_);
-  }
-
-  // On a leader about to wait or turn bulk: its loop goes to another thread,
-  // past the pool's cap by up to one thread per loop (a loop without a leader
-  // accepts, sweeps and serves nothing). Once that reserve is used up the
-  // loops serve nothing themselves (ServeOnLoop), so they keep their leaders.
-  bool HandOverLocked() {
-    Loop* loop = tls_leading_;
-    tls_leading_ = nullptr;
-    --leading_;
-    if (stopping_) return false;
-    leaderless_.push_back(loop);
-    return WakeOrGrowLocked(pool_max_ + loop_count_);
-  }
-
-  // Starts a worker threads_ already counts (not holding mu_), and joins
-  // those that ended.
-  void StartWorker() {
-    std::thread t;
-    try {
-      t = std::thread([this] {
-        NameThisThread("http-worker");
-        // A thread inherits its creator's priority: one started by a thread
-        // lowered for bulk work (a retiring one) starts at the pool's own.
-        if (ThisThreadNice() != base_nice_) SetThisThreadNice(base_nice_);
-        SetThreadWaitObserver(this);
-        Work();
-      });
-    } catch (const std::system_error& e) {  // out of threads (pids cgroup, RLIMIT_NPROC)
-      STRATA_LOG("http: could not start a worker thread: %s", e.what());
-      std::lock_guard lock(mu_);
-      AddThreadsLocked(-1);
-      --starting_;
-      starting_claimed_ = std::min(starting_claimed_, starting_);
-      return;
-    }
-    std::vector<std::thread> ended;
-    std::unique_lock lock(mu_);
-    if (stopping_) {  // Stop took the list already: this one is joined here
-      lock.unlock();
-      t.join();
-      return;
-    }
-    const std::thread::id self = std::this_thread::get_id();
-    for (auto id = finished_.begin(); id != finished_.end();) {
-      auto it = *id == self ? workers_.end() : workers_.find(*id);
-      if (it == workers_.end()) {  // this thread, or one not yet listed: later
-        ++id;
-        continue;
-      }
-      ended.push_back(std::move(it->second));
-      workers_.erase(it);
-      id = finished_.erase(id);
-    }
-    workers_.emplace(t.get_id(), std::move(t));
-    lock.unlock();
-    for (auto& e : ended) e.join();  // they have left mu_ for good
-  }
-
-  // A worker waits on its client or on a helper (common/thread_wait.h). A
-  // leader hands its loop on first, and is a worker from then on.
-  void WaitBegins() override {
-    std::unique_lock lock(mu_);
-    int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
-    ++waiting_;
-    if (WakeWorkerLocked()) ++starts;
-    lock.unlock();
-    while (starts-- > 0) StartWorker();
-  }
-  void WaitEnds() override {
-    std::lock_guard lock(mu_);
-    --waiting_;
-  }
-  // The worker's request is bulk bytes from now on, at a lowered priority:
-  // it no longer counts as running, and the thread ends with the request.
-  void TurnsBulk() override {
-    tls_bulk_ = true;
-    std::unique_lock lock(mu_);
-    int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
-    ++bulk_;
-    if (WakeWorkerLocked()) ++starts;
-    lock.unlock();
-    while (starts-- > 0) StartWorker();
-  }
-
-  void Work() {
-    std::unique_lock lock(mu_);
-    --starting_;
-    if (starting_claimed_ > 0) --starting_claimed_;  // like a signaled idle thread's wake
-    while (true) {
-      ++idle_;
-      bool expired = false;
-      while (!stopping_ && leaderless_.empty() && !CanTakeLocked()) {
-        if (threads_ > pool_base_) {
-          expired = cv_.wait_for(lock, kSpareWorkerIdle) == std::cv_status::timeout;
-        } else {
-          cv_.wait(lock);
-        }
-        if (signaled_ > 0) --signaled_;
-        if (expired && leaderless_.empty() && !CanTakeLocked() && threads_ > pool_base_) break;
-        expired = false;
-      }
-      --idle_;
-      if (stopping_ || expired) {
-        AddThreadsLocked(-1);
-        finished_.push_back(std::this_thread::get_id());
-        return;
-      }
-      if (!leaderless_.empty()) {
-        Loop* loop = leaderless_.back();
-        leaderless_.pop_back();
-        ++leading_;
-        int starts = WakeLocked();  // the wake may have been meant for other work
-        lock.unlock();
-        while (starts-- > 0) StartWorker();
-        Lead(*loop);  // back when it handed the loop on and its request is done
-      } else {
-        std::shared_ptr<Connection> conn = std::move(queue_.front());
-        queue_.pop_front();
-        const bool start = WakeWorkerLocked();  // more queued: another thread, if one may run
-        lock.unlock();
-        if (start) StartWorker();
-        ParkReason reason = ParkReason::kIdle;
-        if (Serve(*conn, &reason) == After::kPark) {
-          if (reason == ParkReason::kIdle && HasBufferedRequest(*conn)) {
-            // After bulk work Serve stops between requests: the next one is here
-            // already, and parking on the socket would not see it. (A partial
-            // head parks: the loop waits for its bytes.)
-            Enqueue(std::move(conn));
-          } else {
-            Park(conn, reason);
-          }
-        }
-      }
-      const bool was_bulk = tls_bulk_;  // the request turned bulk (TurnsBulk) and ended
-      bool retire = false;
-      if (was_bulk) {
-        tls_bulk_ = false;
-        retire = !EndThisThreadBulk();  // a priority it cannot raise back: this thread ends
-      }
-      lock.lock();
-      if (was_bulk) --bulk_;
-      if (retire) {
-        AddThreadsLocked(-1);
-        int replace = WakeLocked();
-        lock.unlock();
-        // Listed as ended only once done with StartWorker, so no thread ever
-        // joins one that is itself joining.
-        while (replace-- > 0) StartWorker();
-        lock.lock();
-        finished_.push_back(std::this_thread::get_id());
-        return;
-      }
+  // A connection from the pool's queue.
+  void Serve(std::shared_ptr<Connection> conn) override {
+    ParkReason reason = ParkReason::kIdle;
+    if (Serve(*conn, &reason) != After::kPark) return;
+    if (reason == ParkReason::kIdle && HasBufferedRequest(*conn)) {
+      // After bulk work Serve stops between requests: the next one is here
+      // already, and parking on the socket would not see it. (A partial head
+      // parks: the loop waits for its bytes.)
+      Enqueue(std::move(conn));
+    } else {
+      Park(conn, reason);
     }
   }
 
@@ -857,7 +611,7 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
       After after = After::kClosed;
       if (!ReadHead(conn, stream, &after, reason)) return after;
       if (!Exchange(conn, stream)) return After::kClosed;
-      if (tls_bulk_) {  // after bulk work the pool decides whether this thread goes on
+      if (WorkerPool::TurnedBulk()) {  // after bulk work the pool decides whether this thread goes on
         *reason = ParkReason::kIdle;
         return After::kPark;
       }
@@ -924,34 +678,10 @@ class ServerImpl final : public Server, private ThreadWaitObserver {
   Clock::duration sweep_interval_{};
   std::atomic<int> open_connections_{0};
   int port_ = 0;
-  std::mutex mu_;  // the worker pool's state and queue
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Connection>> queue_;
-  std::vector<Loop*> leaderless_;  // loops waiting for a leader
-  std::unordered_map<std::thread::id, std::thread> workers_;
-  std::vector<std::thread::id> finished_;  // ended, to be joined
-  int loop_count_ = 0;
   std::atomic<size_t> next_loop_{0};  // the loop of the next accepted connection
-  std::atomic<int> threads_now_{0};   // threads_, for a look without mu_
-  int pool_base_ = 0;  // worker_threads + one leader per loop
-  int pool_max_ = 0;   // max_worker_threads + one leader per loop
-  int threads_ = 0;
-  int idle_ = 0;
-  int signaled_ = 0;
-  int starting_ = 0;          // counted in threads_, not yet in Work
-  int starting_claimed_ = 0;  // of those, meant for a wake that found no idle thread
-  int waiting_ = 0;
-  int bulk_ = 0;     // turned bulk: lowered for the rest of their request
-  int leading_ = 0;  // leading a loop
-  int base_nice_ = 0;  // the workers' priority (Listen's thread's)
-  bool stopping_ = false;
-  static thread_local bool tls_bulk_;     // this worker's request turned bulk
-  static thread_local Loop* tls_leading_;  // the loop this thread leads
+  WorkerPool pool_{*this, options_.worker_threads, options_.max_worker_threads};
   std::atomic<bool> stopped_{false};
 };
-
-thread_local bool ServerImpl::tls_bulk_ = false;
-thread_local Loop* ServerImpl::tls_leading_ = nullptr;
 
 }  // namespace
 
