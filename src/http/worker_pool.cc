@@ -178,14 +178,19 @@ void WorkerPool::StartWorker() {
   for (auto& e : ended) e.join();  // they have left mu_ for good
 }
 
-void WorkerPool::WaitBegins() {
+// This thread stops counting as running (it waits, or turned bulk: `count`
+// says which): a leader hands its loop on, and another thread may take the
+// next queued connection.
+void WorkerPool::StepAside(int WorkerPool::*count) {
   std::unique_lock lock(mu_);
   int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
-  ++waiting_;
+  ++(this->*count);
   if (WakeWorkerLocked()) ++starts;
   lock.unlock();
   while (starts-- > 0) StartWorker();
 }
+
+void WorkerPool::WaitBegins() { StepAside(&WorkerPool::waiting_); }
 
 void WorkerPool::WaitEnds() {
   std::lock_guard lock(mu_);
@@ -196,12 +201,7 @@ void WorkerPool::WaitEnds() {
 // no longer counts as running, and the thread ends with the request.
 void WorkerPool::TurnsBulk() {
   tls_bulk_ = true;
-  std::unique_lock lock(mu_);
-  int starts = tls_leading_ != nullptr && HandOverLocked() ? 1 : 0;
-  ++bulk_;
-  if (WakeWorkerLocked()) ++starts;
-  lock.unlock();
-  while (starts-- > 0) StartWorker();
+  StepAside(&WorkerPool::bulk_);
 }
 
 void WorkerPool::Work() {

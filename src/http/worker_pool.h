@@ -83,6 +83,7 @@ class WorkerPool final : private ThreadWaitObserver {
   int WakeLocked();
   bool WakeWorkerLocked();
   bool HandOverLocked();
+  void StepAside(int WorkerPool::*count);
 
   PoolHost& host_;
   const int workers_wanted_;  // worker_threads
