@@ -4,6 +4,8 @@
 // arithmetic per node and per workload.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "energy/meter.h"
 #include "energy/rapl.h"
 #include "io/mem_fs.h"
@@ -107,6 +109,36 @@ TEST_F(EnergyTest, ModelAndMeasuredShares) {
   EXPECT_FALSE(c.node_measured_joules);
   EXPECT_FALSE(c.workloads[0].measured_joules);
   EXPECT_DOUBLE_EQ(c.workloads[0].modelled_joules, 1000 * (1e-9 + 40e-9));
+}
+
+double Burn(double seconds) {  // spins this thread for `seconds` of its CPU time
+  const double until = ThreadCpuSeconds() + seconds;
+  volatile uint64_t x = 0;
+  while (ThreadCpuSeconds() < until) {
+    for (int i = 0; i < 10000; ++i) x = x + i;
+  }
+  return seconds;
+}
+
+TEST(ThreadCpuTest, TakeReturnsWhatTheThreadUsedSinceItsLastTake) {
+  std::thread([] {
+    Burn(0.02);
+    const double first = TakeThreadCpuSeconds();  // all this thread used so far
+    EXPECT_GE(first, 0.02);
+    EXPECT_LT(first, 1.0);
+    EXPECT_LE(first, ThreadCpuSeconds());
+    Burn(0.03);
+    const double second = TakeThreadCpuSeconds();
+    EXPECT_GE(second, 0.03);
+    EXPECT_LT(second, 0.03 + 0.5);
+    EXPECT_LT(TakeThreadCpuSeconds(), 0.01);  // nothing since
+  }).join();
+  std::thread([] {  // each thread keeps its own mark
+    Burn(0.01);
+    const double t = TakeThreadCpuSeconds();
+    EXPECT_GE(t, 0.01);
+    EXPECT_LT(t, 0.5);
+  }).join();
 }
 
 TEST_F(EnergyTest, NamesAreBounded) {

@@ -26,6 +26,15 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+double TakeThreadCpuSeconds() {
+  // A thread's CPU clock starts at 0: the first call takes all of it.
+  thread_local double taken = 0;
+  const double now = ThreadCpuSeconds();
+  const double used = now - taken;
+  taken = now;
+  return used > 0 ? used : 0;
+}
+
 double ProcessCpuSeconds() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);

@@ -101,4 +101,11 @@ class Meter {
 double ThreadCpuSeconds();
 double ProcessCpuSeconds();
 
+// The CPU time this thread used since its previous call (since the thread
+// started, on the first): one clock read per request where reads before and
+// after would take two. Called as a request ends, it charges the request with
+// what its thread did to get to it too (waiting for its bytes, reading its
+// head), none of which any request was charged with before.
+double TakeThreadCpuSeconds();
+
 }  // namespace strata::energy

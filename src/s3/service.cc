@@ -238,7 +238,6 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
     return HandleRequest(req, raw_body, raw_out, nullptr);
   }
   const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = config_.energy ? energy::ThreadCpuSeconds() : 0;
   if (meters_) meters_->in_flight.Add(1);
   CountingSource body(raw_body);
   CountingWriter out(raw_out);
@@ -256,7 +255,7 @@ void Service::Handle(const http::Request& req, ByteSource& raw_body,
   if (config_.energy) {
     config_.energy->Record({{energy::WorkloadKind::kBucket, actor.bucket},
                             {energy::WorkloadKind::kIdentity, actor.identity}},
-                           energy::ThreadCpuSeconds() - cpu_start, body.bytes() + out.bytes());
+                           energy::TakeThreadCpuSeconds(), body.bytes() + out.bytes());
   }
   if (config_.on_read && (out.status() == 200 || out.status() == 206) &&
       actor.operation == OpName(Op::kGetObject)) {
