@@ -24,6 +24,8 @@ int BulkThreads();
 // out of threads: callers then do the work themselves). A task added with
 // none running never runs.
 bool BulkThreadsRunning();
+// `task` must not throw: an exception ending a bulk thread ends the process
+// (ReadAhead and CheckAhead turn theirs into the range's Status).
 void RunBulkTask(std::function<void()> task);
 // Tasks queued and not yet taken (a step that could go on checks it: with
 // nobody waiting it goes on at once instead of queueing behind nobody).

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace strata {
 
@@ -39,6 +40,13 @@ Status Status::WithContext(std::string_view context) const {
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(CodeName(code())) + ": " + message();
+}
+
+Status StatusFromException(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return ResourceExhausted("out of memory (std::bad_alloc)");
+  }
+  return Status(Code::kInternal, std::string("unexpected exception: ") + e.what());
 }
 
 Status ErrnoStatus(int err, std::string_view context) {

@@ -2,6 +2,7 @@
 #include "io/fault_fs.h"
 
 #include <algorithm>
+#include <new>
 
 namespace strata::io {
 namespace {
@@ -134,6 +135,7 @@ Status FaultFileSystem::Check(FaultOp op, const std::string& path, long* torn_by
     if (rule.times > 0) --rule.times;
     ++injected_;
     if (torn_bytes != nullptr) *torn_bytes = rule.torn_bytes;
+    if (rule.throw_bad_alloc) throw std::bad_alloc();
     return rule.error;
   }
   return Status::OK();

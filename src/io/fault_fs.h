@@ -40,6 +40,9 @@ struct FaultRule {
   int times = -1;              // fail this many times (-1: forever)
   // For kAppend: write this many bytes of the data before failing (torn write); -1: none.
   long torn_bytes = -1;
+  // Throw std::bad_alloc instead of returning `error`: an allocation failing
+  // inside the call (what callers on helper threads must survive).
+  bool throw_bad_alloc = false;
 };
 
 class FaultFileSystem : public FileSystem {

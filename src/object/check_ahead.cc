@@ -16,7 +16,18 @@ struct CheckAhead::State {
 
   // The span at next (consumer or step: whoever checks; one at a time), its
   // blocks read into `scratch` (ReadAhead::kPieceBytes).
-  Result<ObjectReader::FileSpan> CheckNext(char* scratch) {
+  // Checks the next span, reading into `scratch` (taken from the pool when
+  // empty). An exception (an allocation failing) is the range's error: on a
+  // bulk thread it would end the process, or leave Next waiting.
+  Result<ObjectReader::FileSpan> CheckNext(PieceBuffer& scratch) {
+    try {
+      if (!scratch) scratch = PieceBuffer::Take();
+      return CheckNextIn(scratch.data());
+    } catch (const std::exception& e) {
+      return StatusFromException(e);
+    }
+  }
+  Result<ObjectReader::FileSpan> CheckNextIn(char* scratch) {
     ASSIGN_OR_RETURN(ObjectReader::FileSpan span,
                      reader->CheckedSpan(next, std::min(kSpanBytes, end - next), scratch,
                                          ReadAhead::kPieceBytes));
@@ -72,9 +83,9 @@ void CheckAhead::Step(const std::shared_ptr<State>& s) {
   }
   // Each bulk thread has one scratch buffer for every step it runs: no buffer
   // (and no page faults) per reply.
-  static thread_local PieceBuffer scratch = PieceBuffer::Take();
+  static thread_local PieceBuffer scratch;
   while (true) {
-    auto span = s->CheckNext(scratch.data());  // alone: no other step of s is queued
+    auto span = s->CheckNext(scratch);  // alone: no other step of s is queued
     std::lock_guard lock(s->mu);
     s->running = false;
     if (!span.ok()) {
@@ -102,8 +113,7 @@ Result<ObjectReader::FileSpan> CheckAhead::Next() {
   if (!threaded_) {  // one span or less, checked here (no step, no locking)
     if (!s.status.ok()) return s.status;
     if (s.next >= s.end) return ObjectReader::FileSpan{};
-    if (!s.scratch) s.scratch = PieceBuffer::Take();
-    auto span = s.CheckNext(s.scratch.data());
+    auto span = s.CheckNext(s.scratch);
     if (!span.ok()) s.status = span.status();
     return span;
   }

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <vector>
 #include <string>
 
@@ -17,6 +19,52 @@
 
 namespace strata::object {
 namespace {
+
+// The real file system, whose reads throw std::bad_alloc while `throwing`
+// is set (an allocation failing inside the read); files keep their
+// descriptors, so spans can be sent from them.
+class ThrowingFileSystem : public io::FileSystem {
+ public:
+  std::atomic<bool> throwing{false};
+
+  Result<std::unique_ptr<io::ReadableFile>> NewReadableFile(const std::string& path) override {
+    ASSIGN_OR_RETURN(std::unique_ptr<io::ReadableFile> f, base_->NewReadableFile(path));
+    return std::unique_ptr<io::ReadableFile>(new File(this, std::move(f)));
+  }
+  Result<std::unique_ptr<io::WritableFile>> NewWritableFile(const std::string& path) override {
+    return base_->NewWritableFile(path);
+  }
+  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
+  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return base_->Rename(from, to);
+  }
+  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  Result<std::vector<std::string>> ListDir(const std::string& path) override {
+    return base_->ListDir(path);
+  }
+  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
+  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
+
+ private:
+  class File : public io::ReadableFile {
+   public:
+    File(ThrowingFileSystem* fs, std::unique_ptr<io::ReadableFile> base)
+        : fs_(fs), base_(std::move(base)) {}
+    Result<size_t> ReadAt(uint64_t offset, char* buf, size_t n) const override {
+      if (fs_->throwing.load()) throw std::bad_alloc();
+      return base_->ReadAt(offset, buf, n);
+    }
+    uint64_t Size() const override { return base_->Size(); }
+    int NativeFd() const override { return base_->NativeFd(); }
+    std::string Identity() const override { return base_->Identity(); }
+
+   private:
+    ThrowingFileSystem* fs_;
+    std::unique_ptr<io::ReadableFile> base_;
+  };
+  std::unique_ptr<io::FileSystem> base_ = io::NewPosixFileSystem();
+};
 
 // An engine over a plain store on the real file system: its data files have
 // descriptors to send from.
@@ -65,7 +113,7 @@ class CheckAheadTest : public ::testing::Test {
     return found;
   }
 
-  std::unique_ptr<io::FileSystem> fs_ = io::NewPosixFileSystem();
+  std::unique_ptr<ThrowingFileSystem> fs_ = std::make_unique<ThrowingFileSystem>();
   std::unique_ptr<meta::KvStore> kv_ = meta::NewMemStore();
   std::string dir_;
   std::unique_ptr<storage::DataStore> store_;
@@ -127,6 +175,27 @@ TEST_F(CheckAheadTest, AConsumerThatStopsEarlyJoinsTheHelper) {
   EXPECT_EQ(first->length, CheckAhead::kSpanBytes);
 }  // destroyed mid-range with the helper waiting for room: it stops and is joined
 
+
+// An allocation failing inside a check's read ends the range with an error,
+// on a bulk thread and on the consumer's: before, a bulk thread's task threw
+// and the process ended.
+TEST_F(CheckAheadTest, AnExceptionInACheckEndsTheRangeWithAnError) {
+  const std::string data = Put("big", 3 * CheckAhead::kSpanBytes);
+  auto reader = engine_->OpenObject("b", "big");
+  ASSERT_TRUE(reader.ok());
+  fs_->throwing = true;
+  for (uint64_t to : {data.size(), uint64_t{100}}) {
+    CheckAhead ahead(**reader, 0, to);
+    EXPECT_EQ(ahead.threaded(), to == data.size());
+    Status failed;
+    EXPECT_EQ(Drain(ahead, &failed), "") << to;
+    EXPECT_EQ(failed.code(), Code::kResourceExhausted) << to;
+    EXPECT_FALSE(ahead.Next().ok()) << to;  // stays failed
+  }
+  fs_->throwing = false;
+  CheckAhead after(**reader, 0, data.size());  // and nothing is left stuck
+  EXPECT_TRUE(Drain(after) == data);
+}
 
 TEST_F(CheckAheadTest, ManyRangesShareTheBulkThreadsSpanBySpan) {
   const uint64_t kSpan = CheckAhead::kSpanBytes;

@@ -143,11 +143,15 @@ Status ReadAhead::Fill(const State& s, const ObjectReader& reader, uint64_t inde
   const uint64_t at = s.start + index * kPieceBytes;
   const size_t want = static_cast<size_t>(std::min<uint64_t>(kPieceBytes, s.end - at));
   piece.size = 0;
-  while (piece.size < want) {
-    auto n = reader.ReadAt(at + piece.size, piece.data.data() + piece.size, want - piece.size);
-    if (!n.ok()) return n.status();
-    if (*n == 0) return Corruption("object data ended early");
-    piece.size += *n;
+  try {  // on a bulk thread an exception would end the process, or leave Next waiting
+    while (piece.size < want) {
+      auto n = reader.ReadAt(at + piece.size, piece.data.data() + piece.size, want - piece.size);
+      if (!n.ok()) return n.status();
+      if (*n == 0) return Corruption("object data ended early");
+      piece.size += *n;
+    }
+  } catch (const std::exception& e) {
+    return StatusFromException(e);
   }
   return Status::OK();
 }

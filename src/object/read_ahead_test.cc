@@ -9,6 +9,7 @@
 
 #include "crypto/chunk_cipher.h"
 #include "common/thread_count_test_util.h"
+#include "io/fault_fs.h"
 #include "io/mem_fs.h"
 #include "meta/kv_store.h"
 #include "object/engine.h"
@@ -132,6 +133,37 @@ TEST_F(ReadAheadTest, AnErrorEndsTheRangeAndAStoppedConsumerJoins) {
     ASSERT_TRUE(first.ok());
     EXPECT_EQ(first->size(), ReadAhead::kPieceBytes);
   }  // destroyed mid-range: the helper stops and is joined
+}
+
+// An allocation failing inside a read (std::bad_alloc from the io seam) ends
+// the range with an error, on a bulk thread and on the consumer's: before,
+// it ended the process (a bulk thread's task threw) or the consumer's call.
+TEST_F(ReadAheadTest, AnExceptionInAReadEndsTheRangeWithAnError) {
+  io::FaultFileSystem fault(mem_.get());
+  auto kv = meta::NewMemStore();
+  std::unique_ptr<storage::DataStore> store;
+  std::unique_ptr<ObjectEngine> engine;
+  OpenPlainEngine(&fault, "/faulty", kv.get(), &store, &engine);
+  std::string data(3 * ReadAhead::kPieceBytes + 99, 'x');
+  auto w = engine->NewWriter("b", "k", {}, {});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append(data).ok());
+  ASSERT_TRUE((*w)->Commit().ok());
+  auto reader = engine->OpenObject("b", "k");
+  ASSERT_TRUE(reader.ok());
+  io::FaultRule throws{io::FaultOp::kRead, "", IOError("unused")};
+  throws.throw_bad_alloc = true;
+  fault.AddRule(throws);
+  for (uint64_t to : {data.size(), uint64_t{100}}) {  // on the bulk threads; on this thread
+    ReadAhead ahead(**reader, 0, to);
+    Status failed;
+    EXPECT_EQ(Drain(ahead, &failed), "") << to;
+    EXPECT_EQ(failed.code(), Code::kResourceExhausted) << to;
+    EXPECT_FALSE(ahead.Next().ok()) << to;  // stays failed
+  }
+  fault.ClearRules();
+  ReadAhead after(**reader, 0, data.size());  // and nothing is left stuck
+  EXPECT_TRUE(Drain(after) == data);
 }
 
 // An encrypted range of more than two pieces is decrypted by two helpers
