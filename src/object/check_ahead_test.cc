@@ -13,6 +13,7 @@
 #include <string>
 
 #include "io/file_system.h"
+#include "io/forwarding_fs_test_util.h"
 #include "common/thread_count_test_util.h"
 #include "meta/kv_store.h"
 #include "object/plain_engine_test_util.h"
@@ -23,28 +24,15 @@ namespace {
 // The real file system, whose reads throw std::bad_alloc while `throwing`
 // is set (an allocation failing inside the read); files keep their
 // descriptors, so spans can be sent from them.
-class ThrowingFileSystem : public io::FileSystem {
+class ThrowingFileSystem : public io::ForwardingFs {
  public:
+  ThrowingFileSystem() : ForwardingFs(posix_.get()) {}
   std::atomic<bool> throwing{false};
 
   Result<std::unique_ptr<io::ReadableFile>> NewReadableFile(const std::string& path) override {
-    ASSIGN_OR_RETURN(std::unique_ptr<io::ReadableFile> f, base_->NewReadableFile(path));
+    ASSIGN_OR_RETURN(std::unique_ptr<io::ReadableFile> f, ForwardingFs::NewReadableFile(path));
     return std::unique_ptr<io::ReadableFile>(new File(this, std::move(f)));
   }
-  Result<std::unique_ptr<io::WritableFile>> NewWritableFile(const std::string& path) override {
-    return base_->NewWritableFile(path);
-  }
-  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
-  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
-  Result<std::vector<std::string>> ListDir(const std::string& path) override {
-    return base_->ListDir(path);
-  }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
-  Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
 
  private:
   class File : public io::ReadableFile {
@@ -63,7 +51,7 @@ class ThrowingFileSystem : public io::FileSystem {
     ThrowingFileSystem* fs_;
     std::unique_ptr<io::ReadableFile> base_;
   };
-  std::unique_ptr<io::FileSystem> base_ = io::NewPosixFileSystem();
+  static inline std::unique_ptr<io::FileSystem> posix_ = io::NewPosixFileSystem();
 };
 
 // An engine over a plain store on the real file system: its data files have

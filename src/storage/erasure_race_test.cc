@@ -18,6 +18,7 @@
 
 #include "common/hash.h"
 #include "common/thread_priority.h"
+#include "io/forwarding_fs_test_util.h"
 #include "io/mem_fs.h"
 #include "storage/erasure_store.h"
 #include "storage/healer.h"
@@ -28,32 +29,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Forwards every call to a base FileSystem; the test file systems below
-// override what they change.
-class ForwardingFs : public io::FileSystem {
- public:
-  explicit ForwardingFs(io::FileSystem* base) : base_(base) {}
-  Result<std::unique_ptr<io::WritableFile>> NewWritableFile(const std::string& p) override {
-    return base_->NewWritableFile(p);
-  }
-  Result<std::unique_ptr<io::ReadableFile>> NewReadableFile(const std::string& p) override {
-    return base_->NewReadableFile(p);
-  }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status Rename(const std::string& from, const std::string& to) override {
-    return base_->Rename(from, to);
-  }
-  Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
-  Result<std::vector<std::string>> ListDir(const std::string& p) override {
-    return base_->ListDir(p);
-  }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
-
- private:
-  io::FileSystem* base_;
-};
+using io::ForwardingFs;
 
 // Rename sleeps `step` x (drive index), so the renames that publish one write
 // land on the drives one after the other (as on a loaded machine), with
