@@ -32,6 +32,18 @@ bool EndThisThreadBulk() {
   return ThisThreadNice() == tls_nice_before || SetThisThreadNice(tls_nice_before);
 }
 
+ScopedFullPriority::ScopedFullPriority() {
+  if (!tls_bulk) return;
+  const int now = ThisThreadNice();
+  if (now == tls_nice_before || !SetThisThreadNice(tls_nice_before)) return;
+  lowered_ = now;
+  raised_ = true;
+}
+
+ScopedFullPriority::~ScopedFullPriority() {
+  if (raised_) SetThisThreadNice(lowered_);  // lowering needs no privilege
+}
+
 // A bulk thread is no longer counted as running: its waits change nothing.
 ScopedWait::ScopedWait() : observer_(tls_bulk ? nullptr : tls_observer) {
   if (observer_) observer_->WaitBegins();

@@ -39,6 +39,23 @@ bool TurnThisThreadBulk();
 // its priority (it may serve on), false if it must end.
 bool EndThisThreadBulk();
 
+// For a scope in which a thread that turned bulk holds what other requests
+// wait on (a metadata commit: RocksDB's group leader writes and syncs the log
+// for the commits that joined it): the thread runs at the priority it had
+// before it turned bulk, and steps back again after. Does nothing on a thread
+// that is not bulk, or whose priority was not lowered.
+class ScopedFullPriority {
+ public:
+  ScopedFullPriority();
+  ~ScopedFullPriority();
+  ScopedFullPriority(const ScopedFullPriority&) = delete;
+  ScopedFullPriority& operator=(const ScopedFullPriority&) = delete;
+
+ private:
+  int lowered_ = 0;
+  bool raised_ = false;
+};
+
 class ScopedWait {
  public:
   ScopedWait();

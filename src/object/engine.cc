@@ -234,6 +234,8 @@ Result<ObjectRecord> ObjectWriter::Commit(
     rec.inline_data = std::move(buffer_);
   }
   Status st;
+  // Others' commits may join this one's and wait on it: not at the bulk priority.
+  ScopedFullPriority full_priority;
   if (upload_id_.empty()) {
     st = engine_->CommitVersion(bucket_, key_, rec, check, options_.bypass_governance);
   } else {

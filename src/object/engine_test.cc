@@ -8,6 +8,7 @@
 #include "storage/plain_store.h"
 #include "common/encoding.h"
 #include "common/hash.h"
+#include "common/thread_priority.h"
 #include "common/thread_wait.h"
 
 namespace strata::object {
@@ -118,6 +119,49 @@ TEST_F(EngineTest, ABodyPastItsFirstMiBTurnsItsThreadBulk) {
   EXPECT_TRUE(EndThisThreadBulk());  // what the pool does when the request ends
   SetThreadWaitObserver(nullptr);
   EXPECT_EQ(*Get("large"), Pattern((1 << 20) + (1 << 17), 'l'));
+}
+
+// Records the calling thread's nice value at each synced write.
+class NiceRecordingStore : public meta::KvStore {
+ public:
+  explicit NiceRecordingStore(std::unique_ptr<meta::KvStore> inner) : inner_(std::move(inner)) {}
+  Result<std::optional<std::string>> Get(std::string_view key) override { return inner_->Get(key); }
+  Status Write(const meta::WriteBatch& batch, bool sync) override {
+    if (sync) nice_at_sync.push_back(ThisThreadNice());
+    return inner_->Write(batch, sync);
+  }
+  Status Write(meta::WriteBatch&& batch, bool sync) override {
+    if (sync) nice_at_sync.push_back(ThisThreadNice());
+    return inner_->Write(std::move(batch), sync);
+  }
+  std::unique_ptr<meta::KvIterator> NewIterator() override { return inner_->NewIterator(); }
+  Status Checkpoint(const std::string& dir) override { return inner_->Checkpoint(dir); }
+  std::vector<int> nice_at_sync;
+
+ private:
+  std::unique_ptr<meta::KvStore> inner_;
+};
+
+TEST_F(EngineTest, ABulkWriterCommitsAtItsFullPriority) {
+  // A large PUT's thread steps back for small requests while it receives,
+  // but not while others' commits may wait on its own (a group commit).
+  if (!CanRestoreNice()) GTEST_SKIP() << "bulk threads are not lowered without CAP_SYS_NICE";
+  auto recorder = std::make_unique<NiceRecordingStore>(std::move(kv_));
+  NiceRecordingStore* rec = recorder.get();
+  kv_ = std::move(recorder);
+  Reopen();
+  BulkCounter pool;
+  SetThreadWaitObserver(&pool);
+  const int base = ThisThreadNice();
+  rec->nice_at_sync.clear();
+  ASSERT_TRUE(Put("large", Pattern(3 << 20, 'l')).ok());
+  EXPECT_EQ(pool.bulk, 1);
+  ASSERT_FALSE(rec->nice_at_sync.empty());
+  EXPECT_EQ(rec->nice_at_sync.back(), base) << "the commit ran at the bulk priority";
+  EXPECT_GT(ThisThreadNice(), base) << "the rest of the request stays bulk";
+  EXPECT_TRUE(EndThisThreadBulk());
+  EXPECT_EQ(ThisThreadNice(), base);
+  SetThreadWaitObserver(nullptr);
 }
 
 TEST_F(EngineTest, EtagOfLargeBodiesIsMd5) {
