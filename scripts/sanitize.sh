@@ -50,9 +50,26 @@ asan)
     done
     failed=0
     for ((i = 0; i < shards; i++)); do
-      wait "${pids[$i]}" || failed=1
+      rc=0
+      wait "${pids[$i]}" || rc=$?
       echo "-- unit tests, shard $i of $shards:"
       cat "$build/unit-shard-$i.log"
+      # LeakSanitizer's own tracer can crash while it stops the threads at
+      # exit ("Tracer caught signal 11", seen once in session 31 after every
+      # test of the shard had passed; not reproduced in 6 runs): a tool
+      # failure, not a report. That shard runs once more, alone; a leak or
+      # any other failure is never retried.
+      if [[ $rc != 0 ]] && grep -q "^Tracer caught signal" "$build/unit-shard-$i.log" &&
+         grep -q "LeakSanitizer has encountered a fatal error" "$build/unit-shard-$i.log" &&
+         ! grep -q "ERROR: LeakSanitizer: detected memory leaks\|ERROR: AddressSanitizer\|runtime error:\|\[  FAILED  \]" \
+           "$build/unit-shard-$i.log"; then
+        echo "-- shard $i: LeakSanitizer's tracer crashed at exit; running the shard again"
+        rc=0
+        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+          "$build/strata_unit_tests" --gtest_brief=1 >"$build/unit-shard-$i.log" 2>&1 || rc=$?
+        cat "$build/unit-shard-$i.log"
+      fi
+      [[ $rc == 0 ]] || failed=1
     done
     [[ $failed == 0 ]] || { echo "asan: unit tests failed" >&2; exit 1; }
   fi

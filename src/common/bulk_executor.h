@@ -24,8 +24,10 @@ int BulkThreads();
 // out of threads: callers then do the work themselves). A task added with
 // none running never runs.
 bool BulkThreadsRunning();
-// `task` must not throw: an exception ending a bulk thread ends the process
-// (ReadAhead and CheckAhead turn theirs into the range's Status).
+// `task` must not throw: an exception ending a bulk thread ends the process.
+// (ReadAhead and CheckAhead turn one inside a read, the likely place for a
+// std::bad_alloc, into the range's Status; their bookkeeping's small
+// allocations are not guarded.)
 void RunBulkTask(std::function<void()> task);
 // Tasks queued and not yet taken (a step that could go on checks it: with
 // nobody waiting it goes on at once instead of queueing behind nobody).

@@ -44,7 +44,7 @@ std::string Status::ToString() const {
 
 Status StatusFromException(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
-    return ResourceExhausted("out of memory (std::bad_alloc)");
+    return Unavailable("out of memory (std::bad_alloc)");
   }
   return Status(Code::kInternal, std::string("unexpected exception: ") + e.what());
 }

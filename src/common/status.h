@@ -122,7 +122,8 @@ inline Status IOError(std::string_view m) { return Status(Code::kIOError, m); }
 inline Status Unavailable(std::string_view m) { return Status(Code::kUnavailable, m); }
 inline Status ResourceExhausted(std::string_view m) { return Status(Code::kResourceExhausted, m); }
 // An exception caught where it may go no further (a helper thread's task):
-// std::bad_alloc is kResourceExhausted, anything else kInternal.
+// std::bad_alloc is kUnavailable (retryable: S3 503, not a full disk's 507),
+// anything else kInternal.
 Status StatusFromException(const std::exception& e);
 inline Status PermissionDenied(std::string_view m) { return Status(Code::kPermissionDenied, m); }
 inline Status PermissionDenied(Detail detail, std::string_view m) {

@@ -103,9 +103,11 @@ double ProcessCpuSeconds();
 
 // The CPU time this thread used since its previous call (since the thread
 // started, on the first): one clock read per request where reads before and
-// after would take two. Called as a request ends, it charges the request with
-// what its thread did to get to it too (waiting for its bytes, reading its
-// head), none of which any request was charged with before.
+// after would take two. Called as an S3 request ends, it charges the request
+// with everything its thread did since the previous one ended: reading its
+// head, but also work for no one request (a loop leader's accepts and sweeps,
+// protocol errors, console pages, the previous request's access log line),
+// which no workload was charged with before.
 double TakeThreadCpuSeconds();
 
 }  // namespace strata::energy
