@@ -115,9 +115,15 @@ tsan)
   # nothing: every pattern before the '-' must match a test.
   IFS=: read -r -a patterns <<<"${tsan_filter%%-*}"
   for p in "${patterns[@]}"; do
-    if ! "$build/strata_concurrency_tests" --gtest_list_tests --gtest_filter="$p" | grep -q '^  '; then
+    # Listed once more if the binary fails: in session 31 one listing came back
+    # empty while the same listing before and after matched (a sanitizer
+    # runtime that failed to start, most likely); its last lines are shown.
+    list_tests() { "$build/strata_concurrency_tests" --gtest_list_tests --gtest_filter="$p" 2>&1; }
+    listed=$(list_tests) || listed=$(list_tests) || true
+    if ! grep -q '^  ' <<<"$listed"; then
       echo "sanitize.sh tsan: '$p' matches no test in strata_concurrency_tests;" \
         "add its file to STRATA_CONCURRENCY_TESTS in CMakeLists.txt" >&2
+      tail -n 5 <<<"$listed" >&2
       exit 1
     fi
   done
