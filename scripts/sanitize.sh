@@ -114,12 +114,12 @@ tsan)
   # A suite named here whose file is missing from the binary would silently run
   # nothing: every pattern before the '-' must match a test.
   IFS=: read -r -a patterns <<<"${tsan_filter%%-*}"
+  # Listed once more if the binary fails: in session 31 one listing came back
+  # empty while the same listing before and after matched (a sanitizer
+  # runtime that failed to start, most likely); its last lines are shown.
+  list_tests() { "$build/strata_concurrency_tests" --gtest_list_tests --gtest_filter="$1" 2>&1; }
   for p in "${patterns[@]}"; do
-    # Listed once more if the binary fails: in session 31 one listing came back
-    # empty while the same listing before and after matched (a sanitizer
-    # runtime that failed to start, most likely); its last lines are shown.
-    list_tests() { "$build/strata_concurrency_tests" --gtest_list_tests --gtest_filter="$p" 2>&1; }
-    listed=$(list_tests) || listed=$(list_tests) || true
+    listed=$(list_tests "$p") || listed=$(list_tests "$p") || true
     if ! grep -q '^  ' <<<"$listed"; then
       echo "sanitize.sh tsan: '$p' matches no test in strata_concurrency_tests;" \
         "add its file to STRATA_CONCURRENCY_TESTS in CMakeLists.txt" >&2
