@@ -101,12 +101,12 @@ tsan)
   stamp "tsan: concurrency tests"
   # The tests that run threads against each other: HTTP server, KV server
   # (connections, auth throttle, client), object engine, erasure store and
-  # healer (and their races), block index, the metadata stores (minus RocksDB's write group:
+  # healer (and their races), direct writes of bulk files, block index, the metadata stores (minus RocksDB's write group:
   # see scripts/tsan.supp). STRATA_TSAN_FILTER='*' runs the whole binary.
   tsan_filter="HttpServerTest.*:KvServerTest.*:KvConnectionsTest.*:KvAuthThrottle.*"
   tsan_filter+=":KvClientTest.*:EngineTest.*:*ErasureStoreTest.*:BlockIndex.*:RocksDbStoreTest.*"
   tsan_filter+=":VersionsTest.Concurrent*:IdentitiesTest.Concurrent*:KvTlsTest.*:KeyServiceTest.*:ReadAheadTest.*:HashTest.*"
-  tsan_filter+=":KvEncryptionTest.*:ExternalKeyTest.*"
+  tsan_filter+=":KvEncryptionTest.*:ExternalKeyTest.*:DirectWriterTest.*:PosixFileSystemTest.*"
   tsan_filter+=":ScannerTest.*:MoveTest.*:RemoteStoreTest.*:ArchiveStoreTest.*:Audit*:NotifierTest.*"
   tsan_filter+=":PinnedRingTest.*:SendFileTest.*:CheckAheadTest.*:HealerTest.*:ErasureRaceTest.*"
   tsan_filter+=":All/KvStoreTest.*-All/KvStoreTest.ConcurrentSyncedWritersAllVisible/rocksdb"

@@ -13,9 +13,11 @@
 namespace strata {
 namespace {
 
+thread_local bool on_bulk_thread = false;
+
 class BulkExecutor {
  public:
-  explicit BulkExecutor(int threads) {
+  BulkExecutor(int threads, const char* name) : name_(name) {
     for (int i = 0; i < threads; ++i) {
       try {
         std::thread([this] { Run(); }).detach();  // lives as long as the process
@@ -38,7 +40,8 @@ class BulkExecutor {
 
  private:
   void Run() {
-    NameThisThread("bulk");
+    NameThisThread(name_);
+    on_bulk_thread = true;
     LowerThisThreadPriority();
     while (true) {
       std::function<void()> task;
@@ -52,6 +55,7 @@ class BulkExecutor {
       task();
     }
   }
+  const char* name_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
@@ -60,7 +64,14 @@ class BulkExecutor {
 };
 
 BulkExecutor& Executor() {
-  static auto* executor = new BulkExecutor(BulkThreads());  // never destroyed: threads outlive exit
+  static auto* executor = new BulkExecutor(BulkThreads(), "bulk");  // never destroyed: threads outlive exit
+  return *executor;
+}
+
+// Direct writes of large PUTs have threads of their own: queued behind every
+// GET's check-ahead steps, a PUT would get one chunk through per round of them.
+BulkExecutor& WriteExecutor() {
+  static auto* executor = new BulkExecutor(BulkThreads(), "bulk-write");
   return *executor;
 }
 
@@ -72,8 +83,14 @@ int BulkThreads() {
 
 void RunBulkTask(std::function<void()> task) { Executor().Add(std::move(task)); }
 
+void RunBulkWrite(std::function<void()> task) { WriteExecutor().Add(std::move(task)); }
+
+bool BulkWriteThreadsRunning() { return WriteExecutor().threads() > 0; }
+
 size_t BulkTasksQueued() { return Executor().Queued(); }
 
 bool BulkThreadsRunning() { return Executor().threads() > 0; }
+
+bool OnBulkThread() { return on_bulk_thread; }
 
 }  // namespace strata

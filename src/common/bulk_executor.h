@@ -24,11 +24,20 @@ int BulkThreads();
 // out of threads: callers then do the work themselves). A task added with
 // none running never runs.
 bool BulkThreadsRunning();
+// Whether the calling thread is one of the bulk threads (either pool) (a task that would
+// wait for another task it queued does that work itself instead: with every
+// bulk thread waiting so, none would be left to run them).
+bool OnBulkThread();
 // `task` must not throw: an exception ending a bulk thread ends the process.
 // (ReadAhead and CheckAhead turn one inside a read, the likely place for a
 // std::bad_alloc, into the range's Status; their bookkeeping's small
 // allocations are not guarded.)
 void RunBulkTask(std::function<void()> task);
+// The same for a write to a drive (io/direct_writer.h): a pool of its own,
+// so that writes never queue behind the reads' steps (nor reads behind
+// writes). Same rules.
+void RunBulkWrite(std::function<void()> task);
+bool BulkWriteThreadsRunning();
 // Tasks queued and not yet taken (a step that could go on checks it: with
 // nobody waiting it goes on at once instead of queueing behind nobody).
 size_t BulkTasksQueued();

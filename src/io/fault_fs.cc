@@ -147,6 +147,13 @@ Result<std::unique_ptr<WritableFile>> FaultFileSystem::NewWritableFile(const std
   return std::unique_ptr<WritableFile>(new FaultWritableFile(this, path, std::move(base)));
 }
 
+Result<std::unique_ptr<WritableFile>> FaultFileSystem::NewBulkWritableFile(
+    const std::string& path) {
+  RETURN_IF_ERROR(Check(FaultOp::kCreate, path));
+  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> base, base_->NewBulkWritableFile(path));
+  return std::unique_ptr<WritableFile>(new FaultWritableFile(this, path, std::move(base)));
+}
+
 Result<std::unique_ptr<ReadableFile>> FaultFileSystem::NewReadableFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> base, base_->NewReadableFile(path));
   return std::unique_ptr<ReadableFile>(new FaultReadableFile(this, path, std::move(base)));

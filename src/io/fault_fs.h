@@ -67,6 +67,7 @@ class FaultFileSystem : public FileSystem {
   void CountRead(const std::string& path, size_t n);
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewBulkWritableFile(const std::string& path) override;
   Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;

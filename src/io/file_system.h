@@ -44,6 +44,13 @@ class FileSystem {
   virtual ~FileSystem() = default;
   // Creates (or truncates) a file for writing. The parent directory must exist.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // The same, for a long file written once and read later (an object's data):
+  // the posix file system writes its bulk past the first 8 MiB with O_DIRECT
+  // (io/direct_writer.h), bypassing the page cache. Data is durable only
+  // after Sync(), as for any file.
+  virtual Result<std::unique_ptr<WritableFile>> NewBulkWritableFile(const std::string& path) {
+    return NewWritableFile(path);
+  }
   virtual Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) = 0;
   virtual Status CreateDirs(const std::string& path) = 0;  // mkdir -p
   virtual Status RemoveFile(const std::string& path) = 0;  // NotFound if absent
@@ -55,7 +62,12 @@ class FileSystem {
 };
 
 // The real filesystem (POSIX calls). Process-wide singleton-free: create one per use.
-std::unique_ptr<FileSystem> NewPosixFileSystem();
+struct PosixOptions {
+  // NewBulkWritableFile writes past the first 8 MiB with O_DIRECT; false:
+  // bulk files are plain files.
+  bool direct_bulk_writes = true;
+};
+std::unique_ptr<FileSystem> NewPosixFileSystem(PosixOptions options = {});
 
 // Everything in memory. Tracks which bytes and directory entries were synced so
 // SimulateCrash() can drop what a power loss would lose.

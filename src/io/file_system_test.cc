@@ -8,13 +8,17 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
 #include "io/fault_fs.h"
 #include "io/dirs.h"
 #include "io/mem_fs.h"
+#include "io/seeded_bytes_test_util.h"
 #include "io/write_behind.h"
 
 namespace strata::io {
@@ -38,6 +42,19 @@ std::string ReadFile(FileSystem* fs, const std::string& path) {
   out.resize(*n);
   return out;
 }
+
+// A fresh directory under `base`, removed with everything in it at the end
+// of the test; empty `path` where it could not be made.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& base) {
+    std::string tmpl = base + "/strata_fs_test.XXXXXX";
+    if (::mkdtemp(tmpl.data()) != nullptr) path = tmpl;
+  }
+  ~ScratchDir() {
+    if (!path.empty()) std::filesystem::remove_all(path);
+  }
+  std::string path;
+};
 
 // ---- Behaviour shared by every FileSystem ----
 
@@ -173,13 +190,9 @@ TEST(PosixFileSystemTest, DiskFullIsResourceExhausted) {
 // background flush, tens of seconds or gigabytes later). Read with
 // cachestat(2) (Linux 6.5); skipped where there is none or on tmpfs.
 TEST(PosixFileSystemTest, LongWritesAreWrittenBehind) {
-  char tmpl[] = "/var/tmp/strata_wb_test.XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
-  struct Cleanup {
-    std::string d;
-    ~Cleanup() { std::filesystem::remove_all(d); }
-  } cleanup{dir};
+  ScratchDir scratch("/var/tmp");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
   struct statfs sfs{};
   ASSERT_EQ(::statfs(dir.c_str(), &sfs), 0);
   if (sfs.f_type == TMPFS_MAGIC) GTEST_SKIP() << dir << " is tmpfs: nothing to write back";
@@ -216,6 +229,134 @@ TEST(PosixFileSystemTest, LongWritesAreWrittenBehind) {
   ASSERT_TRUE((*file)->Sync().ok());
   ASSERT_TRUE((*file)->Close().ok());
   EXPECT_EQ(std::filesystem::file_size(path), total);
+}
+
+// Pages of [off, off + len) of `path` in the page cache (cachestat(2), Linux
+// 6.5), or -1 where the kernel has no cachestat.
+long long CachedPages(const std::string& path, uint64_t off, uint64_t len) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -2;
+  struct {
+    uint64_t off, len;
+  } range{off, len};
+  struct {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+  } cs{};
+  constexpr long kCachestat = 451;
+  long rc = ::syscall(kCachestat, fd, &range, &cs, 0);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return err == ENOSYS ? -1 : -2;
+  return static_cast<long long>(cs.nr_cache);
+}
+
+// A bulk file (an object's data) writes everything past its first 8 MiB with
+// O_DIRECT: those bytes are in the file after Sync, and none of them passed
+// through the page cache; the first 8 MiB and the partial last block did.
+// Appends of odd sizes straddle pages and chunks.
+TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
+  ScratchDir scratch("/var/tmp");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
+  struct statfs sfs{};
+  ASSERT_EQ(::statfs(dir.c_str(), &sfs), 0);
+  // Where O_DIRECT really bypasses the cache (btrfs with compression, ZFS,
+  // ext4 data=journal write through it; overlayfs reports no pages at all).
+  constexpr long kXfsMagic = 0x58465342;
+  if (sfs.f_type != EXT4_SUPER_MAGIC && sfs.f_type != kXfsMagic) {
+    GTEST_SKIP() << dir << " is not ext4 or XFS";
+  }
+
+  auto fs = NewPosixFileSystem();
+  const std::string path = dir + "/bulk";
+  const uint64_t head = 8u << 20;
+  const std::string data = SeededBytes(head + 11 * (1u << 20) + 4099, 5);
+  auto file = fs->NewBulkWritableFile(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  for (size_t off = 0; off < data.size(); off += (1 << 20) + 4097) {
+    ASSERT_TRUE((*file)->Append(std::string_view(data).substr(off, (1 << 20) + 4097)).ok());
+  }
+  ASSERT_TRUE((*file)->Sync().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+
+  const uint64_t aligned_end = data.size() / 4096 * 4096;
+  long long direct_cached = CachedPages(path, head, aligned_end - head);
+  if (direct_cached < 0) GTEST_SKIP() << "no cachestat(2) here";
+  EXPECT_EQ(direct_cached, 0) << "pages past 8 MiB went through the page cache";
+  EXPECT_EQ(CachedPages(path, 0, head), static_cast<long long>(head / 4096))
+      << "the first 8 MiB are written (and stay) cached";
+  EXPECT_EQ(CachedPages(path, aligned_end, 4096), 1) << "the partial last block is cached";
+  EXPECT_TRUE(ReadFile(fs.get(), path) == data) << "the file's bytes differ";
+}
+
+// Appending after a Sync goes on where the file ends (through the page
+// cache), and a bulk file on a file system without O_DIRECT (tmpfs) is
+// written whole through the page cache.
+TEST(PosixFileSystemTest, BulkFilesAppendAfterSyncAndFallBackWithoutODirect) {
+  for (std::string base : {"/var/tmp", "/dev/shm"}) {
+    SCOPED_TRACE(base);
+    if (!std::filesystem::is_directory(base)) continue;
+    ScratchDir scratch(base);
+    if (scratch.path.empty()) continue;  // not writable here
+    const std::string& tmpl = scratch.path;
+    auto fs = NewPosixFileSystem();
+    const std::string path = tmpl + "/bulk";
+    const std::string a = SeededBytes((9u << 20) + 1, 1), b = SeededBytes((3u << 20) + 77, 2);
+    auto file = fs->NewBulkWritableFile(path);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ASSERT_TRUE((*file)->Append(a).ok());
+    ASSERT_TRUE((*file)->Sync().ok());
+    ASSERT_TRUE((*file)->Append(b).ok());
+    ASSERT_TRUE((*file)->Sync().ok());
+    ASSERT_TRUE((*file)->Close().ok());
+    EXPECT_TRUE(ReadFile(fs.get(), path) == a + b) << "the file's bytes differ";
+  }
+}
+
+// A bulk file closed without a Sync still holds every byte appended (what was
+// staged for a direct write is written at Close).
+TEST(PosixFileSystemTest, BulkFilesClosedWithoutSyncHoldEveryByte) {
+  ScratchDir scratch("/var/tmp");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
+  auto fs = NewPosixFileSystem();
+  const std::string path = dir + "/bulk";
+  const std::string data = SeededBytes((13u << 20) + 5, 3);
+  auto file = fs->NewBulkWritableFile(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE((*file)->Append(data).ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  EXPECT_TRUE(ReadFile(fs.get(), path) == data) << "the file's bytes differ";
+}
+
+// A direct write that fails (here: past RLIMIT_FSIZE, EFBIG) fails the file
+// for good: Sync and Close report it every time, and nothing appended after
+// goes on past the hole it left.
+TEST(PosixFileSystemTest, AFailedDirectWriteFailsTheFileForGood) {
+  ScratchDir scratch("/var/tmp");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
+  auto fs = NewPosixFileSystem();
+  const std::string path = dir + "/bulk";
+  auto file = fs->NewBulkWritableFile(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  struct rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  struct rlimit small = old;
+  small.rlim_cur = 12u << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string data = SeededBytes(20u << 20, 4);
+  Status append = (*file)->Append(data);  // may see the failure already
+  Status sync = (*file)->Sync();
+  Status again = (*file)->Sync();
+  Status more = (*file)->Append("x");
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(append.ok() && sync.ok()) << "a write past the limit went unreported";
+  EXPECT_FALSE(again.ok()) << "a second Sync forgot the failure";
+  EXPECT_FALSE(more.ok()) << "an Append after the failure was taken";
+  EXPECT_FALSE((*file)->Close().ok()) << "Close forgot the failure";
 }
 
 // ---- MemFileSystem crash model ----

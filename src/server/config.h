@@ -71,6 +71,9 @@ struct Config {
   int tls_listen_port = -1;
   std::string tls_cert, tls_key;
   std::string data_dir = "./data";
+  // --direct-writes on|off: an object's data past its first 8 MiB is written
+  // with O_DIRECT, around the page cache (io/direct_writer.h).
+  bool direct_writes = true;
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";
   bool sigv2 = true;  // --sigv2 on|off: accept AWS Signature Version 2 requests

@@ -361,6 +361,12 @@ std::optional<std::string> LoadConfigFile(const std::string& path, Config* c) {
       } else {
         r.Fail(v, key, "needs true or false");
       }
+    } else if (key == "direct_writes") {
+      if (auto b = v.value<bool>(); v.is_boolean() && b) {
+        c->direct_writes = *b;
+      } else {
+        r.Fail(v, key, "needs true or false");
+      }
     } else if (key == "audit") {
       if (auto b = v.value<bool>(); v.is_boolean() && b) {
         c->audit = *b;

@@ -94,6 +94,15 @@ TEST_F(ConfigFileTest, FourTiersAndFlagsOverride) {
   EXPECT_EQ(PoolPath(d, d.pools[1].drives[0]), "/other/pools/hot");
 }
 
+TEST_F(ConfigFileTest, DirectWritesSetting) {
+  EXPECT_TRUE(Ok("data = \"/d\"\n", {}).direct_writes);  // on unless turned off
+  EXPECT_FALSE(Ok("direct_writes = false\n", {}).direct_writes);
+  EXPECT_TRUE(Ok("direct_writes = false\n", {"--direct-writes", "on"}).direct_writes);
+  EXPECT_FALSE(Ok("", {"--direct-writes", "off"}).direct_writes);
+  std::string m = Refused("direct_writes = \"no\"\n");
+  EXPECT_NE(m.find("direct_writes: needs true or false"), std::string::npos) << m;
+}
+
 TEST_F(ConfigFileTest, AuditTrailSettings) {
   Config on = Ok("data = \"/d\"\n", {});
   EXPECT_TRUE(on.audit);  // on unless turned off

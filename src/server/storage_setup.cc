@@ -118,7 +118,7 @@ void TidyRemotePools(const Storage& st) {
 // `open_meta` is false, the metadata store in DIR/meta.
 std::variant<Storage, std::string> OpenStorage(const Config& cfg, bool open_meta) {
   Storage s;
-  s.fs = io::NewPosixFileSystem();
+  s.fs = io::NewPosixFileSystem({.direct_bulk_writes = cfg.direct_writes});
   if (Status st = io::CreateDirsDurably(s.fs.get(), cfg.data_dir); !st.ok()) {
     return "cannot create data dir: " + st.ToString();
   }

@@ -62,8 +62,7 @@ class PlainWriter : public DataWriter {
     return fs_->SyncDir(path_.substr(0, path_.rfind('/')));
   }
   void Abort() override {
-    if (file_) file_->Close().IgnoreError();
-    file_.reset();
+    file_.reset();  // closed unsynced, without writing what a bulk file staged
     fs_->RemoveFile(path_).IgnoreError();
   }
 
@@ -207,7 +206,7 @@ class PlainDataStore : public DataStore {
 
   Result<std::unique_ptr<DataWriter>> Create(const std::string& id, const DataHeader&) override {
     std::string path = Path(id);
-    ASSIGN_OR_RETURN(auto file, fs_->NewWritableFile(path));
+    ASSIGN_OR_RETURN(auto file, fs_->NewBulkWritableFile(path));
     return std::unique_ptr<DataWriter>(new PlainWriter(fs_, path, std::move(file)));
   }
   Result<std::unique_ptr<DataReader>> Open(const std::string& id, uint64_t size) override {
