@@ -45,9 +45,9 @@ class FileSystem {
   // Creates (or truncates) a file for writing. The parent directory must exist.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
   // The same, for a long file written once and read later (an object's data):
-  // the posix file system writes its bulk past the first 8 MiB with O_DIRECT
-  // (io/direct_writer.h), bypassing the page cache. Data is durable only
-  // after Sync(), as for any file.
+  // the posix file system with PosixOptions::direct_bulk_writes writes its
+  // bulk past the first 8 MiB with O_DIRECT (io/direct_writer.h), bypassing
+  // the page cache. Data is durable only after Sync(), as for any file.
   virtual Result<std::unique_ptr<WritableFile>> NewBulkWritableFile(const std::string& path) {
     return NewWritableFile(path);
   }
@@ -63,9 +63,9 @@ class FileSystem {
 
 // The real filesystem (POSIX calls). Process-wide singleton-free: create one per use.
 struct PosixOptions {
-  // NewBulkWritableFile writes past the first 8 MiB with O_DIRECT; false:
-  // bulk files are plain files.
-  bool direct_bulk_writes = true;
+  // NewBulkWritableFile writes past the first 8 MiB with O_DIRECT; false
+  // (the server's default, --direct-writes): bulk files are plain files.
+  bool direct_bulk_writes = false;
 };
 std::unique_ptr<FileSystem> NewPosixFileSystem(PosixOptions options = {});
 

@@ -267,7 +267,7 @@ TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
     GTEST_SKIP() << dir << " is not ext4 or XFS";
   }
 
-  auto fs = NewPosixFileSystem();
+  auto fs = NewPosixFileSystem({.direct_bulk_writes = true});
   const std::string path = dir + "/bulk";
   const uint64_t head = 8u << 20;
   const std::string data = SeededBytes(head + 11 * (1u << 20) + 4099, 5);
@@ -287,6 +287,17 @@ TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
       << "the first 8 MiB are written (and stay) cached";
   EXPECT_EQ(CachedPages(path, aligned_end, 4096), 1) << "the partial last block is cached";
   EXPECT_TRUE(ReadFile(fs.get(), path) == data) << "the file's bytes differ";
+
+  // Switched off (the server's default): the same file goes whole through the cache.
+  auto plain_fs = NewPosixFileSystem();
+  const std::string plain = dir + "/plain";
+  auto pf = plain_fs->NewBulkWritableFile(plain);
+  ASSERT_TRUE(pf.ok()) << pf.status().ToString();
+  ASSERT_TRUE((*pf)->Append(data).ok());
+  ASSERT_TRUE((*pf)->Sync().ok());
+  ASSERT_TRUE((*pf)->Close().ok());
+  EXPECT_EQ(CachedPages(plain, head, aligned_end - head),
+            static_cast<long long>((aligned_end - head) / 4096));
 }
 
 // Appending after a Sync goes on where the file ends (through the page
@@ -299,7 +310,7 @@ TEST(PosixFileSystemTest, BulkFilesAppendAfterSyncAndFallBackWithoutODirect) {
     ScratchDir scratch(base);
     if (scratch.path.empty()) continue;  // not writable here
     const std::string& tmpl = scratch.path;
-    auto fs = NewPosixFileSystem();
+    auto fs = NewPosixFileSystem({.direct_bulk_writes = true});
     const std::string path = tmpl + "/bulk";
     const std::string a = SeededBytes((9u << 20) + 1, 1), b = SeededBytes((3u << 20) + 77, 2);
     auto file = fs->NewBulkWritableFile(path);
@@ -319,7 +330,7 @@ TEST(PosixFileSystemTest, BulkFilesClosedWithoutSyncHoldEveryByte) {
   ScratchDir scratch("/var/tmp");
   ASSERT_FALSE(scratch.path.empty());
   const std::string& dir = scratch.path;
-  auto fs = NewPosixFileSystem();
+  auto fs = NewPosixFileSystem({.direct_bulk_writes = true});
   const std::string path = dir + "/bulk";
   const std::string data = SeededBytes((13u << 20) + 5, 3);
   auto file = fs->NewBulkWritableFile(path);
@@ -336,7 +347,7 @@ TEST(PosixFileSystemTest, AFailedDirectWriteFailsTheFileForGood) {
   ScratchDir scratch("/var/tmp");
   ASSERT_FALSE(scratch.path.empty());
   const std::string& dir = scratch.path;
-  auto fs = NewPosixFileSystem();
+  auto fs = NewPosixFileSystem({.direct_bulk_writes = true});
   const std::string path = dir + "/bulk";
   auto file = fs->NewBulkWritableFile(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();

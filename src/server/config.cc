@@ -52,8 +52,9 @@ void AddStorageOptions(CLI::App& app, Config& c) {
   app.add_option_function<std::string>(
          "--direct-writes", [&c](const std::string& v) { c.direct_writes = v == "on"; },
          "write an object's data past its first 8 MiB with O_DIRECT, around the page cache: "
-         "less CPU per byte, and a checkpoint burst does not evict the cached small objects; "
-         "a GET right after such a PUT reads from the drive (default on)")
+         "a quarter less server CPU per PUT byte, and a checkpoint burst does not evict the "
+         "cached small objects; but a GET right after such a PUT reads from the drive, and a "
+         "single stream is bound by the drive's direct write speed (default off)")
       ->type_name("on|off")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--iam-key-file", c.iam_key_file,

@@ -72,8 +72,10 @@ struct Config {
   std::string tls_cert, tls_key;
   std::string data_dir = "./data";
   // --direct-writes on|off: an object's data past its first 8 MiB is written
-  // with O_DIRECT, around the page cache (io/direct_writer.h).
-  bool direct_writes = true;
+  // with O_DIRECT, around the page cache (io/direct_writer.h). Off by
+  // default: on the machine measured it cost single-stream PUT and a GET
+  // right after a PUT more than the CPU it saved (docs/performance.md).
+  bool direct_writes = false;
   std::string domain;  // virtual-host style base domain (optional)
   std::string region = "us-east-1";
   bool sigv2 = true;  // --sigv2 on|off: accept AWS Signature Version 2 requests

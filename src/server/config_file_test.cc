@@ -95,10 +95,10 @@ TEST_F(ConfigFileTest, FourTiersAndFlagsOverride) {
 }
 
 TEST_F(ConfigFileTest, DirectWritesSetting) {
-  EXPECT_TRUE(Ok("data = \"/d\"\n", {}).direct_writes);  // on unless turned off
-  EXPECT_FALSE(Ok("direct_writes = false\n", {}).direct_writes);
-  EXPECT_TRUE(Ok("direct_writes = false\n", {"--direct-writes", "on"}).direct_writes);
-  EXPECT_FALSE(Ok("", {"--direct-writes", "off"}).direct_writes);
+  EXPECT_FALSE(Ok("data = \"/d\"\n", {}).direct_writes);  // off unless turned on
+  EXPECT_TRUE(Ok("direct_writes = true\n", {}).direct_writes);
+  EXPECT_FALSE(Ok("direct_writes = true\n", {"--direct-writes", "off"}).direct_writes);
+  EXPECT_TRUE(Ok("", {"--direct-writes", "on"}).direct_writes);
   std::string m = Refused("direct_writes = \"no\"\n");
   EXPECT_NE(m.find("direct_writes: needs true or false"), std::string::npos) << m;
 }
