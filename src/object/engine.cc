@@ -27,7 +27,9 @@ namespace strata::object {
 // The MD5 (ETag) of the body. MD5 is the costliest per-byte step of a PUT
 // (~0.67 GB/s on one core here), so once a body passes kAsyncAfterBytes the
 // rest is hashed on a helper thread, pipelined with receiving and writing it.
-// At most kMaxQueued pieces wait; their buffers are reused.
+// At most kMaxQueued pieces wait; their buffers are reused. A piece appended
+// with AppendBuffer is queued as it is (the body was read into it); one
+// appended with Append is copied into a spare first.
 struct ObjectWriter::Md5State {
   static constexpr uint64_t kAsyncAfterBytes = 1 << 20;
   static constexpr size_t kMaxQueued = 3;
@@ -38,13 +40,14 @@ struct ObjectWriter::Md5State {
   bool stop = false;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::string> queue;
-  std::vector<std::string> spare;
+  std::deque<Piece> queue;
+  std::vector<Piece> spare;
   std::thread worker;
 
   ~Md5State() { Drain(); }
 
-  void Update(std::string_view data) {
+  // Whether `n` more bytes go to the helper (starting it past the first MiB).
+  bool ToHelper(size_t n) {
     if (!async && seen_bytes >= kAsyncAfterBytes) {
       async = true;
       // Past its first MiB the body is bulk bytes: the thread receiving it
@@ -52,19 +55,52 @@ struct ObjectWriter::Md5State {
       TurnThisThreadBulk();
       worker = std::thread([this] { Run(); });
     }
-    seen_bytes += data.size();
-    if (!async) {
+    seen_bytes += n;
+    return async;
+  }
+
+  void Update(std::string_view data) {
+    if (!ToHelper(data.size())) {
       hash.Update(data.data(), data.size());
       return;
     }
+    Piece piece = Spare(data.size());
+    std::memcpy(piece.data.get(), data.data(), data.size());
+    piece.size = data.size();
+    Queue(std::move(piece));
+  }
+
+  // `piece` (its first `piece.size` bytes) hashed here, and the caller keeps
+  // it; or moved to the helper's queue, leaving `piece` empty.
+  void UpdatePiece(Piece& piece) {
+    if (!ToHelper(piece.size)) {
+      hash.Update(piece.data.get(), piece.size);
+      return;  // the caller keeps it
+    }
+    Queue(std::move(piece));
+    piece = Piece{};
+  }
+
+  // A buffer of at least n bytes: a spare one hashed before, or a new one.
+  Piece Spare(size_t n) {
+    {
+      std::lock_guard lock(mu);
+      for (size_t i = 0; i < spare.size(); ++i) {
+        if (spare[i].capacity < n) continue;
+        Piece p = std::move(spare[i]);
+        spare.erase(spare.begin() + static_cast<ptrdiff_t>(i));
+        return p;
+      }
+    }
+    Piece p;
+    p.data = std::make_unique_for_overwrite<char[]>(n);
+    p.capacity = n;
+    return p;
+  }
+
+  void Queue(Piece piece) {
     std::unique_lock lock(mu);
     cv.wait(lock, [this] { return queue.size() < kMaxQueued; });
-    std::string piece;
-    if (!spare.empty()) {
-      piece = std::move(spare.back());
-      spare.pop_back();
-    }
-    piece.assign(data.data(), data.size());
     queue.push_back(std::move(piece));
     cv.notify_all();
   }
@@ -93,10 +129,10 @@ struct ObjectWriter::Md5State {
     while (true) {
       cv.wait(lock, [this] { return stop || !queue.empty(); });
       if (queue.empty()) return;  // stopped and drained
-      std::string piece = std::move(queue.front());
+      Piece piece = std::move(queue.front());
       queue.pop_front();
       lock.unlock();
-      hash.Update(piece.data(), piece.size());
+      hash.Update(piece.data.get(), piece.size);
       lock.lock();
       spare.push_back(std::move(piece));
       cv.notify_all();
@@ -144,6 +180,10 @@ Status ObjectWriter::Append(std::string_view data) {
   if (options_.md5) md5_->Update(data);
   size_bytes_ += data.size();
   if (!cipher_) return Store(data);
+  return AppendPlaintext(data);
+}
+
+Status ObjectWriter::AppendPlaintext(std::string_view data) {
   while (!data.empty()) {
     // A full chunk is sealed only once more data follows: the last chunk of
     // the version is sealed by Commit, flagged as the last.
@@ -153,6 +193,31 @@ Status ObjectWriter::Append(std::string_view data) {
     data.remove_prefix(take);
   }
   return Status::OK();
+}
+
+char* ObjectWriter::Buffer(size_t n) {
+  n = std::max<size_t>(n, 1);
+  if (piece_.capacity < n) {
+    // A spare one hashed before (the helper's), or a new one, not zero-filled.
+    piece_ = md5_ ? md5_->Spare(n) : Piece{std::make_unique_for_overwrite<char[]>(n), n, 0};
+  }
+  return piece_.data.get();
+}
+
+Status ObjectWriter::AppendBuffer(size_t len) {
+  if (done_) return Internal("append after commit/abort");
+  if (len > piece_.capacity) return InvalidArgument("appended past the buffer");
+  if (!options_.md5) return Append(std::string_view(piece_.data.get(), len));
+  // The bytes stay where they were read: queued for the helper as they are,
+  // and stored from the same memory (both only read it) before this returns.
+  // Once hashed the helper puts it with the spares; a later Buffer takes it.
+  const char* data = piece_.data.get();
+  piece_.size = len;
+  md5_->UpdatePiece(piece_);
+  size_bytes_ += len;
+  std::string_view view(data, len);
+  if (!cipher_) return Store(view);
+  return AppendPlaintext(view);
 }
 
 Status ObjectWriter::Store(std::string_view data) {

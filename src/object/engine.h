@@ -86,6 +86,13 @@ class ObjectWriter {
  public:
   ~ObjectWriter();
   Status Append(std::string_view data);
+  // Append without a copy for the MD5 helper, for a body read in pieces:
+  // Buffer(n) is memory for at least n bytes to read the next piece into;
+  // AppendBuffer(len) appends its first len bytes. The buffer is the writer's
+  // from then on (hashed on the helper thread past the first MiB, then
+  // handed out again by a later Buffer): the caller must not touch it after.
+  char* Buffer(size_t n);
+  Status AppendBuffer(size_t len);
   uint64_t size_bytes() const { return size_bytes_; }
   // MD5 of everything appended (raw 16 bytes); valid after the last Append.
   const std::string& Md5();
@@ -104,6 +111,8 @@ class ObjectWriter {
   friend class ObjectEngine;
   ObjectWriter(ObjectEngine* engine, std::string bucket, std::string key, ObjectHeaders headers);
   Status SpillToFile();
+  // Encryption: buffers plaintext into chunks, sealing each full one.
+  Status AppendPlaintext(std::string_view data);
   // Appends stored bytes (sealed chunks when encrypted): inline buffer or file.
   Status Store(std::string_view data);
   // Encryption: the cipher for this writer's data file, with a fresh salt.
@@ -130,7 +139,13 @@ class ObjectWriter {
   ObjectLock lock_;         // the new version's lock (request or bucket default)
   bool delete_marker_ = false;  // ObjectEngine::AddDeleteMarker's writer
   struct Md5State;
+  struct Piece {  // a body buffer (Buffer / AppendBuffer), not zero-filled
+    std::unique_ptr<char[]> data;
+    size_t capacity = 0;
+    size_t size = 0;
+  };
   std::unique_ptr<Md5State> md5_;
+  Piece piece_;  // the caller's, between Buffer and AppendBuffer
   std::string md5_digest_;
   std::string etag_;  // given by the caller (WriteOptions::md5 false)
   bool done_ = false;
