@@ -44,17 +44,45 @@ std::string ReadFile(FileSystem* fs, const std::string& path) {
 }
 
 // A fresh directory under `base`, removed with everything in it at the end
-// of the test; empty `path` where it could not be made.
+// of the test; empty `path` where it could not be made. `fs_type` is its file
+// system's statfs(2) magic (0 if unknown).
 struct ScratchDir {
   explicit ScratchDir(const std::string& base) {
     std::string tmpl = base + "/strata_fs_test.XXXXXX";
-    if (::mkdtemp(tmpl.data()) != nullptr) path = tmpl;
+    if (::mkdtemp(tmpl.data()) == nullptr) return;
+    path = tmpl;
+    struct statfs sfs{};
+    if (::statfs(path.c_str(), &sfs) == 0) fs_type = static_cast<long>(sfs.f_type);
   }
   ~ScratchDir() {
     if (!path.empty()) std::filesystem::remove_all(path);
   }
   std::string path;
+  long fs_type = 0;
 };
+
+// Page-cache state of [off, off + len) of `path` by cachestat(2) (Linux 6.5);
+// `error` is the errno where it failed (ENOSYS: no cachestat on this kernel).
+struct CacheStat {
+  uint64_t nr_cache = 0, nr_dirty = 0, nr_writeback = 0, nr_evicted = 0, nr_recently_evicted = 0;
+  int error = 0;
+};
+CacheStat CacheStatOf(const std::string& path, uint64_t off, uint64_t len) {
+  CacheStat out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    out.error = errno;
+    return out;
+  }
+  struct {
+    uint64_t off, len;
+  } range{off, len};
+  constexpr long kCachestat = 451;  // x86-64, arm64 and the rest share the number
+  long rc = ::syscall(kCachestat, fd, &range, &out, 0);  // fills the five counters
+  if (rc != 0) out.error = errno;
+  ::close(fd);
+  return out;
+}
 
 // ---- Behaviour shared by every FileSystem ----
 
@@ -193,9 +221,7 @@ TEST(PosixFileSystemTest, LongWritesAreWrittenBehind) {
   ScratchDir scratch("/var/tmp");
   ASSERT_FALSE(scratch.path.empty());
   const std::string& dir = scratch.path;
-  struct statfs sfs{};
-  ASSERT_EQ(::statfs(dir.c_str(), &sfs), 0);
-  if (sfs.f_type == TMPFS_MAGIC) GTEST_SKIP() << dir << " is tmpfs: nothing to write back";
+  if (scratch.fs_type == TMPFS_MAGIC) GTEST_SKIP() << dir << " is tmpfs: nothing to write back";
 
   auto fs = NewPosixFileSystem();
   const std::string path = dir + "/long";
@@ -209,45 +235,16 @@ TEST(PosixFileSystemTest, LongWritesAreWrittenBehind) {
     total += chunk.size();
   }
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  struct {
-    uint64_t off, len;
-  } range{0, total - 3 * w};
-  struct {
-    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-  } cs{};
-  constexpr long kCachestat = 451;  // x86-64, arm64 and the rest share the number
-  long rc = ::syscall(kCachestat, fd, &range, &cs, 0);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0 && err == ENOSYS) GTEST_SKIP() << "no cachestat(2) on this kernel";
-  ASSERT_EQ(rc, 0) << std::strerror(err);
-  EXPECT_EQ(cs.nr_dirty, 0u) << "pages of the first " << range.len << " bytes still dirty";
-  EXPECT_EQ(cs.nr_writeback, 0u) << "pages of the first " << range.len << " bytes in flight";
+  const uint64_t back = total - 3 * w;
+  CacheStat cs = CacheStatOf(path, 0, back);
+  if (cs.error == ENOSYS) GTEST_SKIP() << "no cachestat(2) on this kernel";
+  ASSERT_EQ(cs.error, 0) << std::strerror(cs.error);
+  EXPECT_EQ(cs.nr_dirty, 0u) << "pages of the first " << back << " bytes still dirty";
+  EXPECT_EQ(cs.nr_writeback, 0u) << "pages of the first " << back << " bytes in flight";
 
   ASSERT_TRUE((*file)->Sync().ok());
   ASSERT_TRUE((*file)->Close().ok());
   EXPECT_EQ(std::filesystem::file_size(path), total);
-}
-
-// Pages of [off, off + len) of `path` in the page cache (cachestat(2), Linux
-// 6.5), or -1 where the kernel has no cachestat.
-long long CachedPages(const std::string& path, uint64_t off, uint64_t len) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -2;
-  struct {
-    uint64_t off, len;
-  } range{off, len};
-  struct {
-    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-  } cs{};
-  constexpr long kCachestat = 451;
-  long rc = ::syscall(kCachestat, fd, &range, &cs, 0);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return err == ENOSYS ? -1 : -2;
-  return static_cast<long long>(cs.nr_cache);
 }
 
 // A bulk file (an object's data) writes everything past its first 8 MiB with
@@ -258,12 +255,10 @@ TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
   ScratchDir scratch("/var/tmp");
   ASSERT_FALSE(scratch.path.empty());
   const std::string& dir = scratch.path;
-  struct statfs sfs{};
-  ASSERT_EQ(::statfs(dir.c_str(), &sfs), 0);
   // Where O_DIRECT really bypasses the cache (btrfs with compression, ZFS,
   // ext4 data=journal write through it; overlayfs reports no pages at all).
   constexpr long kXfsMagic = 0x58465342;
-  if (sfs.f_type != EXT4_SUPER_MAGIC && sfs.f_type != kXfsMagic) {
+  if (scratch.fs_type != EXT4_SUPER_MAGIC && scratch.fs_type != kXfsMagic) {
     GTEST_SKIP() << dir << " is not ext4 or XFS";
   }
 
@@ -280,12 +275,12 @@ TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
   ASSERT_TRUE((*file)->Close().ok());
 
   const uint64_t aligned_end = data.size() / 4096 * 4096;
-  long long direct_cached = CachedPages(path, head, aligned_end - head);
-  if (direct_cached < 0) GTEST_SKIP() << "no cachestat(2) here";
-  EXPECT_EQ(direct_cached, 0) << "pages past 8 MiB went through the page cache";
-  EXPECT_EQ(CachedPages(path, 0, head), static_cast<long long>(head / 4096))
+  CacheStat direct = CacheStatOf(path, head, aligned_end - head);
+  if (direct.error != 0) GTEST_SKIP() << "no cachestat(2) here: " << std::strerror(direct.error);
+  EXPECT_EQ(direct.nr_cache, 0u) << "pages past 8 MiB went through the page cache";
+  EXPECT_EQ(CacheStatOf(path, 0, head).nr_cache, head / 4096)
       << "the first 8 MiB are written (and stay) cached";
-  EXPECT_EQ(CachedPages(path, aligned_end, 4096), 1) << "the partial last block is cached";
+  EXPECT_EQ(CacheStatOf(path, aligned_end, 4096).nr_cache, 1u) << "the partial last block is cached";
   EXPECT_TRUE(ReadFile(fs.get(), path) == data) << "the file's bytes differ";
 
   // Switched off (the server's default): the same file goes whole through the cache.
@@ -296,8 +291,7 @@ TEST(PosixFileSystemTest, BulkFilesWriteTheirBulkAroundThePageCache) {
   ASSERT_TRUE((*pf)->Append(data).ok());
   ASSERT_TRUE((*pf)->Sync().ok());
   ASSERT_TRUE((*pf)->Close().ok());
-  EXPECT_EQ(CachedPages(plain, head, aligned_end - head),
-            static_cast<long long>((aligned_end - head) / 4096));
+  EXPECT_EQ(CacheStatOf(plain, head, aligned_end - head).nr_cache, (aligned_end - head) / 4096);
 }
 
 // Appending after a Sync goes on where the file ends (through the page

@@ -91,6 +91,9 @@ struct ObjectWriter::Md5State {
         spare.erase(spare.begin() + static_cast<ptrdiff_t>(i));
         return p;
       }
+      // None fits: one too small goes, so that mixed sizes never grow the
+      // number of buffers past the queue's and the caller's.
+      if (!spare.empty()) spare.pop_back();
     }
     Piece p;
     p.data = std::make_unique_for_overwrite<char[]>(n);
@@ -199,7 +202,7 @@ char* ObjectWriter::Buffer(size_t n) {
   n = std::max<size_t>(n, 1);
   if (piece_.capacity < n) {
     // A spare one hashed before (the helper's), or a new one, not zero-filled.
-    piece_ = md5_ ? md5_->Spare(n) : Piece{std::make_unique_for_overwrite<char[]>(n), n, 0};
+    piece_ = md5_->Spare(n);
   }
   return piece_.data.get();
 }
