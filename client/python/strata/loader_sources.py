@@ -4,9 +4,12 @@ behind one small interface: where(key), shard_keys(), probe(key, buf), get_range
 offset, dest), checksum(shard), close(). Also the loader's errors and URI parsing."""
 import json
 import os
+import threading
+import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 
-from strata.s3http import RangeClient, RangeReply, RetryableError
+from strata.s3http import RangeClient, RangeReply, RetryableError, S3Error
 
 INDEX_NAME = "model.safetensors.index.json"
 PROBE_BYTES = 64 << 10
@@ -31,13 +34,13 @@ def parse_uri(uri):
 
 
 class Endpoint:
-    """The endpoint, credentials and region, resolved once; a boto3 client for the control
-    calls (index, listing, checksums, uploads) and the lean RangeClient for data."""
+    """The endpoint, credentials and region, resolved once; the lean RangeClient for data and
+    for a load's few control calls (index, listing, checksums), and a boto3 client for uploads,
+    made on first use (`s3`): making one loads botocore's S3 model, ~55 ms here, which a load
+    does not need (docs/performance.md)."""
 
     def __init__(self, endpoint_url=None, access_key=None, secret_key=None, region=None,
                  stall_timeout=1.0, max_pool=16):
-        import boto3
-        import botocore.config
         import botocore.session
         session = botocore.session.get_session()
         if access_key and secret_key:
@@ -51,15 +54,51 @@ class Endpoint:
         self.endpoint_url = (endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or
                              os.environ.get("AWS_ENDPOINT_URL") or
                              f"https://s3.{self.region}.amazonaws.com")
-        self.s3 = boto3.session.Session(botocore_session=session).client(
-            "s3", endpoint_url=self.endpoint_url, region_name=self.region,
-            config=botocore.config.Config(s3={"addressing_style": "path"},
-                                          max_pool_connections=max_pool,
-                                          retries={"max_attempts": 4, "mode": "standard"}))
+        self._session, self._max_pool = session, max_pool
+        self._s3, self._s3_lock = None, threading.Lock()
         self.ranges = RangeClient(self.endpoint_url, creds, self.region, stall_timeout)
+
+    @property
+    def s3(self):
+        with self._s3_lock:
+            if self._s3 is None:
+                import boto3
+                import botocore.config
+                self._s3 = boto3.session.Session(botocore_session=self._session).client(
+                    "s3", endpoint_url=self.endpoint_url, region_name=self.region,
+                    config=botocore.config.Config(s3={"addressing_style": "path"},
+                                                  max_pool_connections=self._max_pool,
+                                                  retries={"max_attempts": 4, "mode": "standard"}))
+            return self._s3
+
+    def control(self, method, bucket, key=None, query=None, headers=None, tries=4):
+        """RangeClient.request with up to `tries` tries for transport failures and 5xx
+        replies (as boto3's standard retry mode would)."""
+        delay = 0.05
+        for attempt in range(tries):
+            try:
+                return self.ranges.request(method, bucket, key, query, headers)
+            except RetryableError:
+                if attempt == tries - 1:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 4, 2.0)
 
     def close(self):
         self.ranges.close()
+
+
+def _local(tag):
+    return tag.rsplit("}", 1)[-1]  # without the XML namespace
+
+
+def _child(node, name):
+    return next((c for c in node if _local(c.tag) == name), None)
+
+
+def _text(node, name, default=None):
+    c = _child(node, name)
+    return c.text or "" if c is not None else default
 
 
 _ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256")  # stored checksums the loader checks
@@ -88,15 +127,17 @@ class S3Source:
         self._ep.ranges.get_range(self.bucket, shard.key, offset, dest, **shard.pin())
 
     def shard_keys(self):
-        s3, b, p = self._ep.s3, self.bucket, self.path
+        ep, b, p = self._ep, self.bucket, self.path
         if p.endswith(".safetensors"):
             return [p], None
         prefix = p if not p or p.endswith("/") else p + "/"
         try:
-            doc = s3.get_object(Bucket=b, Key=prefix + INDEX_NAME)["Body"].read()
-        except s3.exceptions.NoSuchKey:
+            doc = ep.control("GET", b, prefix + INDEX_NAME)[2]
+        except S3Error as e:
+            if e.code != "NoSuchKey":
+                raise LoadError(f"s3://{b}/{prefix}{INDEX_NAME}: {e}") from None
             doc = None
-        except Exception as e:  # noqa: BLE001 - reported with context
+        except RetryableError as e:
             raise LoadError(f"s3://{b}/{prefix}{INDEX_NAME}: {e}") from None
         if doc is not None:
             try:
@@ -112,39 +153,60 @@ class S3Source:
                     raise LoadError(f"{INDEX_NAME}: shard name {f!r} is not a file name")
             keys = sorted({prefix + f for f in weight_map.values()})
             return keys, {name: prefix + f for name, f in weight_map.items()}
-        keys = []
         try:
-            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=prefix,
-                                                                      Delimiter="/"):
-                keys += [o["Key"] for o in page.get("Contents", [])
-                         if o["Key"].endswith(".safetensors")]
-        except Exception as e:  # noqa: BLE001 - botocore's errors, reported with context
+            keys = [k for k in self._list(prefix) if k.endswith(".safetensors")]
+        except (S3Error, RetryableError, ET.ParseError) as e:
             raise LoadError(f"s3://{b}/{prefix}: listing failed: {e}") from None
         if not keys:
             raise LoadError(f"s3://{b}/{prefix}: no {INDEX_NAME} and no .safetensors objects")
         return sorted(keys), None
 
+    def _list(self, prefix):
+        """The keys directly under prefix (ListObjectsV2 with delimiter '/', every page)."""
+        keys, token = [], None
+        while True:
+            query = {"list-type": "2", "prefix": prefix, "delimiter": "/", "encoding-type": "url"}
+            if token:
+                query["continuation-token"] = token
+            root = ET.fromstring(self._ep.control("GET", self.bucket, None, query)[2])
+            encoded = _text(root, "EncodingType") == "url"
+            for c in root:
+                if _local(c.tag) == "Contents":
+                    k = _text(c, "Key", "")
+                    keys.append(urllib.parse.unquote_plus(k) if encoded else k)
+            if _text(root, "IsTruncated") != "true":
+                return keys
+            token = _text(root, "NextContinuationToken")
+            if not token:
+                raise S3Error(200, "", "a truncated listing page without NextContinuationToken")
+
     def checksum(self, shard):
-        s3 = self._ep.s3
-        kw = dict(Bucket=self.bucket, Key=shard.key)
-        if shard.version_id:
-            kw["VersionId"] = shard.version_id
-        head = s3.head_object(ChecksumMode="ENABLED", **kw)
-        if head.get("ETag") != shard.etag:
-            raise LoadError(f"{shard.key} changed while the load began (ETag {head.get('ETag')}, "
+        query = {"versionId": shard.version_id} if shard.version_id else {}
+        _, head, _ = self._ep.control("HEAD", self.bucket, shard.key, query,
+                                      {"x-amz-checksum-mode": "ENABLED"})
+        if head.get("etag") != shard.etag:
+            raise LoadError(f"{shard.key} changed while the load began (ETag {head.get('etag')}, "
                             f"pinned {shard.etag})")
         for a in _ALGORITHMS:
-            v = head.get("Checksum" + a)
+            v = head.get("x-amz-checksum-" + a.lower())
             if v:
                 shard.checksum = (a, v)
                 break
         if shard.checksum and "-" in shard.checksum[1]:
-            attrs = s3.get_object_attributes(ObjectAttributes=["ObjectParts"], MaxParts=10000, **kw)
-            parts = attrs.get("ObjectParts", {}).get("Parts") or []
-            a = shard.checksum[0]
-            if parts and all("Size" in x for x in parts):
-                shard.parts = [(x["Size"], x.get("Checksum" + a)) for x in
-                               sorted(parts, key=lambda x: x["PartNumber"])]
+            body = self._ep.control("GET", self.bucket, shard.key, {"attributes": "", **query},
+                                    {"x-amz-object-attributes": "ObjectParts",
+                                     "x-amz-max-parts": "10000"})[2]
+            parts_node = _child(ET.fromstring(body), "ObjectParts")
+            parts = []
+            for x in (parts_node if parts_node is not None else []):
+                if _local(x.tag) != "Part":
+                    continue
+                number, size = _text(x, "PartNumber"), _text(x, "Size")
+                if number is None or size is None:
+                    return  # parts without sizes: the composite checksum cannot be checked
+                parts.append((int(number), int(size), _text(x, "Checksum" + shard.checksum[0])))
+            if parts:
+                shard.parts = [(size, value) for _, size, value in sorted(parts)]
 
 
 

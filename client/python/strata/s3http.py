@@ -113,24 +113,49 @@ class RangeClient:
             c.close()
             self._local.native = None
 
-    def _signed(self, bucket, key, query, headers):
-        path = "/" + urllib.parse.quote(bucket, safe="") + "/" + urllib.parse.quote(key, safe="/~")
+    def _signed(self, bucket, key, query, headers, method="GET"):
+        """(request target, signed headers). key None: the bucket itself (a listing)."""
+        path = "/" + urllib.parse.quote(bucket, safe="")
+        if key is not None:
+            path += "/" + urllib.parse.quote(key, safe="/~")
         qs = urllib.parse.urlencode(sorted(query.items()), quote_via=urllib.parse.quote)
         url = f"{self.endpoint_url}{path}" + (f"?{qs}" if qs else "")
-        req = AWSRequest(method="GET", url=url, headers=headers)
+        req = AWSRequest(method=method, url=url, headers=headers)
         self._signer.add_auth(req)
         return path + (f"?{qs}" if qs else ""), dict(req.headers.items())
 
-    def _send(self, bucket, key, query, headers, what):
-        """Sends one signed GET on this thread's connection; the response, its head read."""
-        target, signed = self._signed(bucket, key, query, headers)
+    def _send(self, bucket, key, query, headers, what, method="GET"):
+        """Sends one signed request on this thread's connection; the response, its head read."""
+        target, signed = self._signed(bucket, key, query, headers, method)
         conn = self._conn()
         try:
-            conn.request("GET", target, headers=signed)
+            conn.request(method, target, headers=signed)
             return conn.getresponse()
         except (OSError, http.client.HTTPException) as e:
             self._drop()
             raise RetryableError(f"{what}: {e}") from None
+
+    def request(self, method, bucket, key=None, query=None, headers=None, limit=16 << 20):
+        """One signed control request (a HEAD, or a GET of a small document: an index, a
+        listing page, an object's attributes) on this thread's http.client connection, so a
+        load needs no boto3 client (creating one costs ~55 ms, docs/performance.md). Returns
+        (status, {lower-case header name: value}, body). An error reply raises S3Error
+        (RetryableError for 500/502/503/504), a transport failure RetryableError, a body over
+        `limit` bytes S3Error."""
+        what = f"{method} {bucket}/{key}" if key is not None else f"{method} {bucket}"
+        hdrs = {"Host": self._netloc, **(headers or {})}
+        resp = self._send(bucket, key, query or {}, hdrs, what, method)
+        try:
+            body = resp.read(limit + 1)
+            if len(body) > limit:
+                self._drop()  # the rest of the body is still on the connection
+                raise S3Error(resp.status, "", f"{what}: reply body over {limit} bytes")
+        except (OSError, http.client.HTTPException) as e:
+            self._drop()
+            raise RetryableError(f"{what}: {e}") from None
+        if resp.status >= 300:
+            raise _error(resp.status, body, what)
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
 
     def _exchange(self, bucket, key, query, headers, what, dest, exact):
         """The native path: one signed GET on this thread's native connection; a 200/206 body
