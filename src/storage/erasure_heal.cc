@@ -86,6 +86,15 @@ class HealJob {
   bool DropRemovedGenerations(uint64_t removed_through);
   // Pass 1: verify every block of every usable shard; marks bad shards.
   void VerifyAllBlocks();
+  // One pass instead of two when shards to rebuild are known before any
+  // block is read (missing, unreadable, another generation: the usual
+  // repair after a drive was lost), with the targets open: each stripe's
+  // usable blocks are read and verified once, and the good ones rebuild the
+  // targets' blocks. False when a block of a shard not being rebuilt fails
+  // its check: that shard needs rebuilding from its first stripe, so the
+  // caller abandons the targets and goes the two-pass way (which counts that
+  // block's fault; this pass does not).
+  bool VerifyAndRebuildStripes(Status* st);
   // Opens <id>.heal with its header for every shard to rebuild.
   void OpenTargets();
   // Pass 2: stripe by stripe, k good blocks -> the targets' blocks.
@@ -101,6 +110,9 @@ class HealJob {
   // heal opened (seen_).
   bool Unchanged();
   void AbandonTargets();
+  // After a rebuild pass: publishes the targets, or abandons them when the
+  // pass failed or met a stripe it cannot rebuild.
+  Result<HealResult> Finish(const Status& rebuilt);
 
   ErasureStoreImpl* store_;
   io::FileSystem* fs_;
@@ -246,6 +258,53 @@ Status HealJob::RebuildStripes() {
   return Status::OK();
 }
 
+bool HealJob::VerifyAndRebuildStripes(Status* st) {
+  std::vector<uint8_t*> ptrs(n_);
+  std::vector<bool> present(n_), target(n_, false);
+  for (const Target& t : targets_) target[t.i] = true;
+  faults_.assign(n_, Fault::kNone);
+  whys_.assign(n_, "");
+  for (uint64_t s = 0; s < layout_.stripes(); ++s) {
+    const uint32_t len = layout_.BlockLen(s);
+    int good = 0;
+    for (int i = 0; i < n_; ++i) {
+      present[i] = false;
+      faults_[i] = slots_[i].fault != Fault::kNone ? slots_[i].fault : Fault::kOffline;
+      whys_[i] = slots_[i].fault != Fault::kNone ? slots_[i].why : "not read";
+      if (slots_[i].fault != Fault::kNone) continue;
+      faults_[i] = ReadVerifiedBlock(slots_[i], layout_, s, len, buf_[i].data(), &whys_[i]);
+      if (faults_[i] == Fault::kNone) {
+        present[i] = true;
+        ++good;
+      } else if (rebuild_[i]) {
+        store_->CountFault(i, faults_[i]);  // being rebuilt anyway (or its drive is offline)
+      } else {
+        return false;  // a shard the heal thought good: see the declaration
+      }
+    }
+    if (good < k_) {
+      result_.unrecoverable = true;
+      STRATA_LOG("heal %s: %s", id_.c_str(),
+                 StripeError(id_, s, good, k_, faults_, whys_).ToString().c_str());
+      return true;
+    }
+    for (int i = 0; i < n_; ++i) ptrs[i] = buf_[i].data();
+    // A target whose block verified has it in buf_ already; the rest are decoded.
+    std::vector<bool> wanted(n_, false);
+    bool any = false;
+    for (const Target& t : targets_) {
+      wanted[t.i] = t.st.ok() && !present[t.i];
+      any = any || wanted[t.i];
+    }
+    if (any) {
+      *st = store_->code().Reconstruct(len, ptrs.data(), present, &wanted);
+      if (!st->ok()) return true;
+    }
+    AppendRebuilt(len);
+  }
+  return true;
+}
+
 bool HealJob::Unchanged() {
   int found = 0;
   std::vector<ShardSlot> now = store_->OpenSlots(id_, &found);
@@ -355,6 +414,15 @@ Result<HealResult> HealJob::Repair() {
     STRATA_LOG("heal %s: no shard has a valid header and footer", id_.c_str());
     return result_;
   }
+  if (std::any_of(rebuild_.begin(), rebuild_.end(), [](bool b) { return b; })) {
+    const HealResult before = result_;
+    result_.was_healthy = false;
+    OpenTargets();
+    Status st;
+    if (VerifyAndRebuildStripes(&st)) return Finish(st);
+    AbandonTargets();  // another shard has a bad block: verify everything first
+    result_ = before;
+  }
   VerifyAllBlocks();
   if (std::none_of(rebuild_.begin(), rebuild_.end(), [](bool b) { return b; })) return result_;
   result_.was_healthy = false;
@@ -363,10 +431,13 @@ Result<HealResult> HealJob::Repair() {
     return result_;
   }
   OpenTargets();
-  Status st = RebuildStripes();
-  if (!st.ok() || result_.unrecoverable) {
+  return Finish(RebuildStripes());
+}
+
+Result<HealResult> HealJob::Finish(const Status& rebuilt) {
+  if (!rebuilt.ok() || result_.unrecoverable) {
     AbandonTargets();
-    if (!st.ok()) return st;
+    if (!rebuilt.ok()) return rebuilt;
     return result_;
   }
   PublishTargets();

@@ -335,5 +335,58 @@ TEST_P(ErasureStoreTest, DegradedReadsReadEachBlockOnce) {
       << stripes << " stripes of " << g_.k << " blocks of " << kBlock << ")";
 }
 
+// A heal that knows its work before reading a block (a shard file gone, as
+// after a lost drive) reads each surviving block once: verifying a block and
+// using it to rebuild the lost one are one read, not a verify pass over every
+// shard followed by a rebuild pass over k of them.
+TEST_P(ErasureStoreTest, HealOfALostShardReadsEachSurvivingBlockOnce) {
+  if (g_.m == 0) GTEST_SKIP() << "no redundancy";
+  const size_t stripes = 6;
+  const std::string data = Pattern(stripes * stripe(), 21);
+  const std::string id = Id(81);
+  ASSERT_TRUE(Write(id, data).ok());
+  RemoveShard(0, id);
+  const uint64_t before = fault_->BytesRead("");
+  auto heal = store_->Heal(id);
+  ASSERT_TRUE(heal.ok()) << heal.status().ToString();
+  EXPECT_EQ(heal->shards_rebuilt, 1);
+  const uint64_t read = fault_->BytesRead("") - before;
+  // n - 1 shards of `stripes` blocks with their CRCs, plus the reads of each
+  // shard's header and footer (a block each at most). Two passes read k more
+  // blocks a stripe.
+  const uint64_t once = (g_.n - 1) * stripes * (kBlock + kBlockCrcBytes);
+  EXPECT_LE(read, once + (g_.n - 1) * 2 * kBlock) << "read " << read << ", once " << once;
+  for (int d = 1; d <= g_.m; ++d) RemoveShard(d, id);  // the rebuilt shard must serve
+  auto got = Read(id, data.size(), 1000);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == data);
+}
+
+// The one-pass heal meets a bad block in a shard it took for good, half-way:
+// that shard is rebuilt too, from its first stripe, and both serve after.
+TEST_P(ErasureStoreTest, HealMeetingBitrotHalfWayRebuildsThatShardToo) {
+  if (g_.m < 2) GTEST_SKIP() << "needs two shards of redundancy";
+  const size_t stripes = 6;
+  const std::string data = Pattern(stripes * stripe(), 22);
+  const std::string id = Id(82);
+  ASSERT_TRUE(Write(id, data).ok());
+  RemoveShard(0, id);
+  FlipByte(ShardPath(1, id), BlockByte(ShardPath(1, id), 4, 9));
+  auto heal = store_->Heal(id);
+  ASSERT_TRUE(heal.ok()) << heal.status().ToString();
+  EXPECT_FALSE(heal->unrecoverable);
+  EXPECT_EQ(heal->shards_rebuilt, 2);
+  EXPECT_EQ(heal->shards_failed, 0);
+  auto again = store_->Heal(id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->was_healthy);
+  // Only shards 0 and 1 and k - 2 others left: the rebuilt ones must be whole.
+  for (int d = 2; d < 2 + g_.m; ++d) RemoveShard(d, id);
+  auto got = Read(id, data.size(), 1000);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == data);
+  for (int d = 0; d < g_.n; ++d) EXPECT_FALSE(mem_->FileExists(ShardPath(d, id) + ".heal"));
+}
+
 }  // namespace
 }  // namespace strata::storage::erasure_test
