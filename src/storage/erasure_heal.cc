@@ -92,8 +92,9 @@ class HealJob {
   // usable blocks are read and verified once, and the good ones rebuild the
   // targets' blocks. False when a block of a shard not being rebuilt fails
   // its check: that shard needs rebuilding from its first stripe, so the
-  // caller abandons the targets and goes the two-pass way (which counts that
-  // block's fault; this pass does not).
+  // caller abandons the targets and goes the two-pass way, which reads and
+  // counts every fault again (so this pass counts its faults only when it
+  // returns true).
   bool VerifyAndRebuildStripes(Status* st);
   // Opens <id>.heal with its header for every shard to rebuild.
   void OpenTargets();
@@ -260,8 +261,12 @@ Status HealJob::RebuildStripes() {
 
 bool HealJob::VerifyAndRebuildStripes(Status* st) {
   std::vector<uint8_t*> ptrs(n_);
-  std::vector<bool> present(n_), target(n_, false);
-  for (const Target& t : targets_) target[t.i] = true;
+  std::vector<bool> present(n_);
+  std::vector<std::pair<int, Fault>> counted;  // faults met, counted if this pass stands
+  auto count = [&] {
+    for (const auto& [i, f] : counted) store_->CountFault(i, f);
+    return true;
+  };
   faults_.assign(n_, Fault::kNone);
   whys_.assign(n_, "");
   for (uint64_t s = 0; s < layout_.stripes(); ++s) {
@@ -277,7 +282,7 @@ bool HealJob::VerifyAndRebuildStripes(Status* st) {
         present[i] = true;
         ++good;
       } else if (rebuild_[i]) {
-        store_->CountFault(i, faults_[i]);  // being rebuilt anyway (or its drive is offline)
+        counted.emplace_back(i, faults_[i]);  // being rebuilt anyway (or its drive is offline)
       } else {
         return false;  // a shard the heal thought good: see the declaration
       }
@@ -286,7 +291,7 @@ bool HealJob::VerifyAndRebuildStripes(Status* st) {
       result_.unrecoverable = true;
       STRATA_LOG("heal %s: %s", id_.c_str(),
                  StripeError(id_, s, good, k_, faults_, whys_).ToString().c_str());
-      return true;
+      return count();
     }
     for (int i = 0; i < n_; ++i) ptrs[i] = buf_[i].data();
     // A target whose block verified has it in buf_ already; the rest are decoded.
@@ -298,11 +303,11 @@ bool HealJob::VerifyAndRebuildStripes(Status* st) {
     }
     if (any) {
       *st = store_->code().Reconstruct(len, ptrs.data(), present, &wanted);
-      if (!st->ok()) return true;
+      if (!st->ok()) return count();
     }
     AppendRebuilt(len);
   }
-  return true;
+  return count();
 }
 
 bool HealJob::Unchanged() {
@@ -419,7 +424,11 @@ Result<HealResult> HealJob::Repair() {
     result_.was_healthy = false;
     OpenTargets();
     Status st;
-    if (VerifyAndRebuildStripes(&st)) return Finish(st);
+    if (VerifyAndRebuildStripes(&st)) {
+      // Unrecoverable: as the two passes report it, before any target was opened.
+      if (result_.unrecoverable) result_.shards_failed = before.shards_failed;
+      return Finish(st);
+    }
     AbandonTargets();  // another shard has a bad block: verify everything first
     result_ = before;
   }

@@ -388,5 +388,33 @@ TEST_P(ErasureStoreTest, HealMeetingBitrotHalfWayRebuildsThatShardToo) {
   for (int d = 0; d < g_.n; ++d) EXPECT_FALSE(mem_->FileExists(ShardPath(d, id) + ".heal"));
 }
 
+// The drive error counters see each bad block once, also when the one-pass
+// heal gives up half-way and the two passes read everything again: shard 1
+// (bad footer, so rebuilt from the start, and a bad block in stripe 0) counts
+// the same as in a heal that never falls back.
+TEST_P(ErasureStoreTest, AHealThatFallsBackCountsEachBadBlockOnce) {
+  if (g_.m < 2) GTEST_SKIP() << "needs two shards of redundancy";
+  const std::string data = Pattern(6 * stripe(), 23);
+  auto corrupt_counted_by_heal = [&](const std::string& id, bool fall_back) {
+    EXPECT_TRUE(Write(id, data).ok());
+    RemoveShard(0, id);
+    const std::string p = ShardPath(1, id);
+    FlipByte(p, *mem_->FileSize(p) - 3);  // its footer
+    FlipByte(p, BlockByte(p, 0, 5));
+    if (fall_back) FlipByte(ShardPath(2, id), BlockByte(ShardPath(2, id), 3, 7));
+    const uint64_t before = store_->DriveErrorCounts()[1].corrupt;
+    auto heal = store_->Heal(id);
+    EXPECT_TRUE(heal.ok() && !heal->unrecoverable);
+    EXPECT_EQ(heal->shards_rebuilt, fall_back ? 3 : 2);
+    for (int d = 3; d < 3 + g_.m; ++d) RemoveShard(d, id);  // the rebuilt ones must serve
+    auto got = Read(id, data.size(), 1000);
+    EXPECT_TRUE(got.ok() && *got == data) << got.status().ToString();
+    return store_->DriveErrorCounts()[1].corrupt - before;
+  };
+  const uint64_t once = corrupt_counted_by_heal(Id(83), false);
+  EXPECT_GE(once, 1u);
+  EXPECT_EQ(corrupt_counted_by_heal(Id(84), true), once);
+}
+
 }  // namespace
 }  // namespace strata::storage::erasure_test

@@ -248,6 +248,44 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(proxy.stalled, 1)  # the second data range's reply was held back
         self.assertGreaterEqual(loader.stats["retries"], 1)  # and asked for again
 
+    def test_a_slow_listing_is_waited_for_not_failed(self):
+        # The stall timeout is for data ranges; a listing page may take the server longer.
+        files, expect = gen.checkpoint(1, 2)
+        b = self.upload(files)  # ckpt/model.safetensors, no index: found by listing
+        proxy = StallingProxy(self.server.port, stall_request=1, stall_s=1.5,
+                              matches=lambda head: b"list-type=2" in head)
+        self.addCleanup(proxy.close)
+        loader = L.Loader(f"s3://{b}/ckpt/", stall_timeout=0.5,
+                          endpoint_url=f"http://127.0.0.1:{proxy.port}",
+                          access_key=ACCESS_KEY, secret_key=SECRET_KEY)
+        self.addCleanup(loader.close)
+        self.check(loader.load(), expect)
+        self.assertEqual(proxy.stalled, 1)
+        self.assertEqual(proxy.matched, 1)  # waited for, not timed out and asked again
+
+    def test_a_listing_that_goes_round_in_circles_fails(self):
+        from strata import loader_sources
+        src = loader_sources.S3Source("s3://b/p/", self.server.endpoint, ACCESS_KEY, SECRET_KEY,
+                                      None, 1.0, 4)
+        self.addCleanup(src.close)
+        page = (b'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult '
+                b'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>true</IsTruncated>'
+                b'<Contents><Key>p/a.safetensors</Key></Contents>'
+                b'<NextContinuationToken>again</NextContinuationToken></ListBucketResult>')
+        calls = []
+
+        def control(method, bucket, key=None, query=None, headers=None):
+            calls.append(query)
+            if key is not None:  # the index
+                raise s3http.S3Error(404, "NoSuchKey", "no index")
+            return 200, {}, page
+        src._ep.control = control
+        with self.assertRaisesRegex(L.LoadError, "listing failed.*NextContinuationToken"):
+            src.shard_keys()
+        # The index, then two pages: the second one's token is the one just used.
+        self.assertEqual(len(calls), 3)
+        self.assertEqual(calls[2]["continuation-token"], "again")
+
     def test_ranges_past_the_end_return_what_there_is(self):
         b = unique_name("rng")
         self.s3.create_bucket(Bucket=b)
@@ -291,17 +329,20 @@ class LoaderTest(unittest.TestCase):
 
 
 class StallingProxy:
-    """A TCP proxy to the server that holds back the reply to the `stall_request`-th ranged
-    GET of data (a Range not starting at byte 0: not a header probe) for `stall_s` seconds,
-    then forwards the rest of that connection's replies (a stalled request)."""
+    """A TCP proxy to the server that holds back the reply to the `stall_request`-th request
+    whose head `matches` (default: a ranged GET of data, a Range not starting at byte 0, not a
+    header probe) for `stall_s` seconds, then forwards the rest of that connection's replies
+    (a stalled request). `matched`: how many requests matched."""
 
-    def __init__(self, port, stall_request, stall_s):
+    def __init__(self, port, stall_request, stall_s, matches=None):
         self.target, self.stall_request, self.stall_s = port, stall_request, stall_s
+        self.matches = matches or (lambda head: any(
+            int(m[1]) > 0 for m in re.finditer(rb"(?im)^range: bytes=(\d+)-", head)))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.ranges = self.stalled = 0
+        self.matched = self.stalled = 0
         self.lock = threading.Lock()
         self.closed = False
         threading.Thread(target=self.accept, daemon=True).start()
@@ -321,14 +362,13 @@ class StallingProxy:
         def up():
             try:
                 while data := c.recv(65536):
-                    # One request at a time per connection (max_in_flight=1 and keep-alive):
-                    # the head arrives whole, and the replies before it were all read.
-                    for m in re.finditer(rb"(?im)^range: bytes=(\d+)-", data):
-                        if int(m[1]) > 0:
-                            with self.lock:
-                                self.ranges += 1
-                                if self.ranges == self.stall_request:
-                                    stall.set()
+                    # One request at a time per connection (one thread, keep-alive): the
+                    # head arrives whole, and the replies before it were all read.
+                    if self.matches(data):
+                        with self.lock:
+                            self.matched += 1
+                            if self.matched == self.stall_request:
+                                stall.set()
                     s.sendall(data)
             except OSError:
                 pass

@@ -1,5 +1,5 @@
-"""Where strata.loader reads a checkpoint from: an S3 endpoint (boto3 for the control calls,
-the lean RangeClient for data) or a KV-cache namespace over the KV protocol (strata.loader_kv),
+"""Where strata.loader reads a checkpoint from: an S3 endpoint (the lean RangeClient for the
+control calls and the data) or a KV-cache namespace over the KV protocol (strata.loader_kv),
 behind one small interface: where(key), shard_keys(), probe(key, buf), get_range(shard,
 offset, dest), checksum(shard), close(). Also the loader's errors and URI parsing."""
 import json
@@ -105,7 +105,7 @@ _ALGORITHMS = ("CRC32", "CRC32C", "SHA1", "SHA256")  # stored checksums the load
 
 
 class S3Source:
-    """An S3 endpoint: boto3 for the control calls, the lean RangeClient for data."""
+    """An S3 endpoint: the lean RangeClient for the control calls and the data."""
 
     def __init__(self, uri, endpoint_url, access_key, secret_key, region, stall_timeout,
                  max_pool):
@@ -163,12 +163,13 @@ class S3Source:
 
     def _list(self, prefix):
         """The keys directly under prefix (ListObjectsV2 with delimiter '/', every page)."""
-        keys, token = [], None
+        keys, token, seen = [], None, set()
         while True:
             query = {"list-type": "2", "prefix": prefix, "delimiter": "/", "encoding-type": "url"}
             if token:
                 query["continuation-token"] = token
             root = ET.fromstring(self._ep.control("GET", self.bucket, None, query)[2])
+            seen.add(token)
             encoded = _text(root, "EncodingType") == "url"
             for c in root:
                 if _local(c.tag) == "Contents":
@@ -177,8 +178,9 @@ class S3Source:
             if _text(root, "IsTruncated") != "true":
                 return keys
             token = _text(root, "NextContinuationToken")
-            if not token:
-                raise S3Error(200, "", "a truncated listing page without NextContinuationToken")
+            if not token or token in seen:  # a server going round in circles: stop
+                raise S3Error(200, "", "a truncated listing page without a new "
+                              "NextContinuationToken")
 
     def checksum(self, shard):
         query = {"versionId": shard.version_id} if shard.version_id else {}

@@ -53,6 +53,12 @@ class RetryableError(Exception):
 
 
 _RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)$")
+CONTROL_TIMEOUT = 60.0  # seconds without progress before a control request fails
+# Replies worth another try besides 500/502/503/504, as boto3's standard retry mode has them.
+_RETRY_CODES = {"RequestTimeout", "RequestTimeoutException", "Throttling", "ThrottlingException",
+                "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
+                "SlowDown", "RequestLimitExceeded", "BandwidthLimitExceeded",
+                "PriorRequestNotComplete"}
 _UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no CR, LF or other control in a head
 
 
@@ -88,22 +94,29 @@ class RangeClient:
         for c in conns:
             c.close()
 
-    def _conn(self):
-        c = getattr(self._local, "conn", None)
+    def _conn(self, control=False):
+        """This thread's connection for data (a stall fails a request after `stall_timeout`)
+        or, with `control`, for control requests, which may take the server longer to
+        answer (a listing page of a large prefix): CONTROL_TIMEOUT, as boto3's read timeout."""
+        name = "control" if control else "conn"
+        c = getattr(self._local, name, None)
         if c is None:
             cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            c = cls(self._host, self._port, timeout=self._stall)
-            self._local.conn = c
+            c = cls(self._host, self._port,
+                    timeout=max(self._stall, CONTROL_TIMEOUT) if control else self._stall)
+            setattr(self._local, name, c)
             with self._all_lock:
                 self._all.append(c)
         return c
 
-    def _drop(self):
-        c = getattr(self._local, "conn", None)
+    def _drop(self, control=False):
+        name = "control" if control else "conn"
+        c = getattr(self._local, name, None)
         if c is not None:
             c.close()
-            self._local.conn = None
-        self._drop_native()
+            setattr(self._local, name, None)
+        if not control:
+            self._drop_native()
 
     def _drop_native(self):
         """Closes this thread's native connection (a reply the checks refused may have left
@@ -124,15 +137,16 @@ class RangeClient:
         self._signer.add_auth(req)
         return path + (f"?{qs}" if qs else ""), dict(req.headers.items())
 
-    def _send(self, bucket, key, query, headers, what, method="GET"):
-        """Sends one signed request on this thread's connection; the response, its head read."""
+    def _send(self, bucket, key, query, headers, what, method="GET", control=False):
+        """Sends one signed request on this thread's connection (`_conn`); the response, its
+        head read."""
         target, signed = self._signed(bucket, key, query, headers, method)
-        conn = self._conn()
+        conn = self._conn(control)
         try:
             conn.request(method, target, headers=signed)
             return conn.getresponse()
         except (OSError, http.client.HTTPException) as e:
-            self._drop()
+            self._drop(control)
             raise RetryableError(f"{what}: {e}") from None
 
     def request(self, method, bucket, key=None, query=None, headers=None, limit=16 << 20):
@@ -144,14 +158,14 @@ class RangeClient:
         `limit` bytes S3Error."""
         what = f"{method} {bucket}/{key}" if key is not None else f"{method} {bucket}"
         hdrs = {"Host": self._netloc, **(headers or {})}
-        resp = self._send(bucket, key, query or {}, hdrs, what, method)
+        resp = self._send(bucket, key, query or {}, hdrs, what, method, control=True)
         try:
             body = resp.read(limit + 1)
             if len(body) > limit:
-                self._drop()  # the rest of the body is still on the connection
+                self._drop(control=True)  # the rest of the body is still on the connection
                 raise S3Error(resp.status, "", f"{what}: reply body over {limit} bytes")
         except (OSError, http.client.HTTPException) as e:
-            self._drop()
+            self._drop(control=True)
             raise RetryableError(f"{what}: {e}") from None
         if resp.status >= 300:
             raise _error(resp.status, body, what)
@@ -325,7 +339,7 @@ def _error(status, body, what):
         message = root.findtext("Message") or message
     except ET.ParseError:
         pass
-    if status in (500, 502, 503, 504):
+    if status in (429, 500, 502, 503, 504) or code in _RETRY_CODES:
         return RetryableError(f"{what}: {status} {code} {message}")
     return S3Error(status, code, f"{what}: {message}")
 
