@@ -48,6 +48,26 @@ class LoaderKvTest(kvtest.KvTestCase):
     def kw(self, **extra):
         return dict(access_key=ACCESS_KEY, secret_key=SECRET_KEY, **extra)
 
+    def test_a_manifest_larger_than_the_first_buffer_is_read_whole(self):
+        # The manifest is read into a buffer that grows on BUFFER_TOO_SMALL (not one of the
+        # largest size allowed, 64 MiB of fresh memory per load); one over the limit fails.
+        files, expect = gen.checkpoint(12, 2)
+        state = state_of(files)
+        uri = self.uri()
+        L.save_safetensors(state, uri, max_shard_bytes=max(
+            1, sum(len(b) for b in files.values()) // 12), **self.kw())
+        first, most = LK.FIRST_MANIFEST_BYTES, LK.MAX_MANIFEST_BYTES
+        self.addCleanup(setattr, LK, "FIRST_MANIFEST_BYTES", first)
+        self.addCleanup(setattr, LK, "MAX_MANIFEST_BYTES", most)
+        LK.FIRST_MANIFEST_BYTES = 16  # 16, 128, 1024, ... bytes: several tries
+        got = L.load_safetensors(uri, **self.kw())
+        self.assertEqual(set(got), set(expect))
+        for name in expect:
+            self.assertEqual(as_bytes(got[name]), as_bytes(state[name]), name)
+        LK.MAX_MANIFEST_BYTES = 128
+        with self.assertRaisesRegex(L.LoadError, "over 128 bytes, not a checkpoint manifest"):
+            L.load_safetensors(uri, **self.kw())
+
     def test_checkpoints_round_trip_exactly(self):
         for shards, per in ((1, 6), (12, 4), (128, 2)):
             with self.subTest(shards=shards):
