@@ -416,5 +416,38 @@ TEST_P(ErasureStoreTest, AHealThatFallsBackCountsEachBadBlockOnce) {
   EXPECT_EQ(corrupt_counted_by_heal(Id(84), true), once);
 }
 
+// The one-pass heal with a drive offline: it rebuilds the missing shard on an
+// online drive and reports the offline drive's as failed; with more lost than
+// m it is unrecoverable and, as the two passes report it, nothing failed to
+// be written.
+TEST_P(ErasureStoreTest, OnePassHealWithADriveOffline) {
+  if (g_.m < 2) GTEST_SKIP() << "needs two shards of redundancy";
+  const std::string data = Pattern(4 * stripe() + 9, 24);
+  ASSERT_TRUE(Write(Id(85), data).ok());
+  ASSERT_TRUE(Write(Id(86), data).ok());
+  PoolOptions o = Options();
+  o.drives[0] = "/gone/d0";
+  ASSERT_TRUE(Reopen(o).ok());
+  RemoveShard(1, Id(85));
+  auto heal = store_->Heal(Id(85));
+  ASSERT_TRUE(heal.ok()) << heal.status().ToString();
+  EXPECT_FALSE(heal->unrecoverable);
+  EXPECT_EQ(heal->shards_rebuilt, 1);
+  EXPECT_EQ(heal->shards_failed, 1);
+  for (int d = 1; d <= g_.m; ++d) RemoveShard(d, Id(86));  // with drive 0: m + 1 lost
+  heal = store_->Heal(Id(86));
+  ASSERT_TRUE(heal.ok()) << heal.status().ToString();
+  EXPECT_TRUE(heal->unrecoverable);
+  EXPECT_EQ(heal->shards_rebuilt, 0);
+  EXPECT_EQ(heal->shards_failed, 0);
+  for (int d = 1; d <= g_.m; ++d) EXPECT_FALSE(mem_->FileExists(ShardPath(d, Id(86)) + ".heal"));
+  // Drive 0 back, and two shards other than the rebuilt one gone: it serves.
+  ASSERT_TRUE(Reopen(Options()).ok());
+  for (int d = 2; d < 2 + g_.m; ++d) RemoveShard(d, Id(85));
+  auto got = Read(Id(85), data.size(), 1000);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == data);
+}
+
 }  // namespace
 }  // namespace strata::storage::erasure_test
