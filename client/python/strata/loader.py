@@ -51,7 +51,8 @@ import zlib
 
 from strata import safetensors_format as stf
 from strata.loader_sources import (INDEX_NAME, KV_SCHEME, PROBE_BYTES, ChecksumMismatch,  # noqa: F401
-                                   Endpoint, LoadError, open_source, parse_uri)
+                                   Endpoint, LoadError, call_with_retries, open_source,
+                                   parse_uri)
 from strata.s3http import RetryableError, S3Error
 
 RANGE_BYTES = 8 << 20
@@ -237,28 +238,28 @@ class Loader:
 
     # -- data calls with retries --
     def _retrying(self, what, fn):
-        delay = 0.05
-        for attempt in range(self.retries + 1):
+        def timed():
             t0 = time.monotonic()
-            try:
-                r = fn()
-                dt = time.monotonic() - t0
-                with self._lock:
-                    self.stats["requests"] += 1
-                    self.stats["slowest_request_s"] = max(self.stats["slowest_request_s"], dt)
-                return r
-            except RetryableError as e:
-                if attempt == self.retries:
-                    raise LoadError(f"{what}: gave up after {attempt + 1} tries: {e}") from None
-                with self._lock:
-                    self.stats["retries"] += 1
-                time.sleep(delay)
-                delay = min(delay * 4, 2.0)
-            except S3Error as e:
-                if e.status == 412 or e.code in ("ETagChanged", "SizeChanged"):
-                    raise LoadError(f"{what}: the object changed during the load ({e}); "
-                                    "nothing of it is returned") from None
-                raise LoadError(f"{what}: {e}") from None
+            r = fn()
+            dt = time.monotonic() - t0
+            with self._lock:
+                self.stats["requests"] += 1
+                self.stats["slowest_request_s"] = max(self.stats["slowest_request_s"], dt)
+            return r
+
+        def counted():
+            with self._lock:
+                self.stats["retries"] += 1
+
+        try:
+            return call_with_retries(timed, self.retries + 1, counted)
+        except RetryableError as e:
+            raise LoadError(f"{what}: gave up after {self.retries + 1} tries: {e}") from None
+        except S3Error as e:
+            if e.status == 412 or e.code in ("ETagChanged", "SizeChanged"):
+                raise LoadError(f"{what}: the object changed during the load ({e}); "
+                                "nothing of it is returned") from None
+            raise LoadError(f"{what}: {e}") from None
 
     def _probe(self, key):
         shard = Shard(key)

@@ -31,11 +31,11 @@ MANIFEST_NAME = "strata.safetensors.manifest.json"
 MANIFEST_FORMAT = "strata-safetensors-1"
 MAX_MANIFEST_BYTES = 64 << 20
 FIRST_MANIFEST_BYTES = 1 << 20  # the first try's buffer: a manifest is rarely larger
+MAX_SHARD_BYTES = (1 << 32) - 1  # a KV block's length is a u32
 
 
 class _TooSmall(Exception):
     """A whole-block GET's destination was shorter than the block."""
-MAX_SHARD_BYTES = (1 << 32) - 1  # a KV block's length is a u32
 
 
 def parse_uri(uri):

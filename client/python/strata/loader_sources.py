@@ -24,6 +24,23 @@ class ChecksumMismatch(LoadError):
     """Bytes read do not match the checksum the object was stored with."""
 
 
+def call_with_retries(fn, tries, on_retry=None):
+    """fn() with up to `tries` tries while it raises RetryableError (a stall, a reset, a 5xx,
+    429 or a throttling reply), backing off from 50 ms (x4, at most 2 s); the last try's error
+    is raised. `on_retry()` runs before each further try."""
+    delay = 0.05
+    for attempt in range(tries):
+        try:
+            return fn()
+        except RetryableError:
+            if attempt == tries - 1:
+                raise
+            if on_retry is not None:
+                on_retry()
+            time.sleep(delay)
+            delay = min(delay * 4, 2.0)
+
+
 # ---- where, who ---------------------------------------------------------------------------
 
 def parse_uri(uri):
@@ -72,17 +89,9 @@ class Endpoint:
             return self._s3
 
     def control(self, method, bucket, key=None, query=None, headers=None, tries=4):
-        """RangeClient.request with up to `tries` tries for transport failures and 5xx
-        replies (as boto3's standard retry mode would)."""
-        delay = 0.05
-        for attempt in range(tries):
-            try:
-                return self.ranges.request(method, bucket, key, query, headers)
-            except RetryableError:
-                if attempt == tries - 1:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 4, 2.0)
+        """RangeClient.request, retried as the data ranges are (call_with_retries)."""
+        return call_with_retries(
+            lambda: self.ranges.request(method, bucket, key, query, headers), tries)
 
     def close(self):
         self.ranges.close()
